@@ -1,0 +1,112 @@
+"""The one normalized event table: its schema, its version, and how it is built.
+
+See docs/events.md for what each column means and the stable event kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+EVENTS_SCHEMA_VERSION = 1
+
+SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.String(),
+    "line": pl.UInt32(),
+    "host": pl.String(),
+    "pid": pl.Int64(),
+    "rank": pl.Int32(),
+    "local_rank": pl.Int32(),
+    "attempt": pl.Int32(),
+    "ts": pl.Datetime("us"),
+    "ts_kind": pl.String(),
+    "ts_rel": pl.Float64(),
+    "family": pl.String(),
+    "level": pl.String(),
+    "kind": pl.String(),
+    "message": pl.String(),
+    "raw": pl.String(),
+    "seq": pl.Int64(),
+    "op": pl.String(),
+    "pg": pl.String(),
+    "timeout_ms": pl.Int64(),
+    "elapsed_ms": pl.Int64(),
+    "last_enqueued": pl.Int64(),
+    "last_completed": pl.Int64(),
+    "exit_code": pl.Int32(),
+    "signal": pl.String(),
+    "xid": pl.Int32(),
+    "pci": pl.String(),
+    "peer": pl.String(),
+    "iface": pl.String(),
+    "comm_id": pl.String(),
+    "nranks": pl.Int32(),
+    "version": pl.String(),
+    "exc_type": pl.String(),
+    "error_code": pl.Int32(),
+    "key": pl.String(),
+    "value": pl.String(),
+    "detail": pl.String(),
+}
+
+COLUMNS = tuple(SCHEMA)
+TYPED_COLUMNS = COLUMNS[COLUMNS.index("seq") :]
+LEVELS = ("trace", "debug", "info", "warning", "error", "critical")
+
+_INT_LIMITS = {
+    pl.Int32(): (-(2**31), 2**31 - 1),
+    pl.Int64(): (-(2**63), 2**63 - 1),
+    pl.UInt32(): (0, 2**32 - 1),
+}
+
+
+def _clean(row: dict) -> dict:
+    """Coerce one event dict to the schema: drop unknown keys, clamp ints, stringify odd values."""
+    out = {}
+    for name, dtype in SCHEMA.items():
+        value = row.get(name)
+        if value is None:
+            out[name] = None
+            continue
+        limits = _INT_LIMITS.get(dtype)
+        if limits is not None:
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                value = None
+            if value is not None and not (limits[0] <= value <= limits[1]):
+                value = None
+        elif dtype == pl.Float64():
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                value = None
+        elif dtype == pl.String() and not isinstance(value, str):
+            value = str(value)
+        out[name] = value
+    return out
+
+
+def empty() -> pl.DataFrame:
+    return pl.DataFrame(schema=SCHEMA)
+
+
+def from_rows(rows: Iterable[dict]) -> pl.DataFrame:
+    """Build an event table from parser output (a list of dicts), in schema order and types."""
+    cleaned = [_clean(r) for r in rows]
+    if not cleaned:
+        return empty()
+    return pl.DataFrame(cleaned, schema=SCHEMA, orient="row")
+
+
+def concat(frames: Iterable[pl.DataFrame]) -> pl.DataFrame:
+    frames = [f for f in frames if f.height]
+    if not frames:
+        return empty()
+    return pl.concat([f.select(COLUMNS).cast(SCHEMA) for f in frames], how="vertical")
+
+
+def sort(events: pl.DataFrame) -> pl.DataFrame:
+    """The canonical order: by file, then line, then kind. Deterministic whatever the input order."""
+    return events.sort(["file", "line", "kind", "message"], nulls_last=True, maintain_order=True)

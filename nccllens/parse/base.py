@@ -1,0 +1,68 @@
+"""What every family parser gets and gives.
+
+A family parser is a module in ``nccllens.parse`` that defines:
+
+``FAMILY``     the family name it writes into the ``family`` column (``nccl``, ``torch``...);
+``PREFILTER``  one regular expression, in the syntax of polars' (Rust) regex engine: no
+               look-around, no back-references. It is searched (not anchored) in each line's
+               ``message`` (the text after launcher prefixes). The pipeline ORs all families'
+               PREFILTERs with the rules' patterns into one combined pattern; only lines it
+               matches ever reach Python.
+``parse(lines, ctx)``  takes the surviving :class:`Line` objects that this family's PREFILTER
+               matched (in file order) and yields event dicts (keys = columns of
+               ``nccllens.events.SCHEMA``; missing keys are null). ``file``, ``line``, ``raw``,
+               ``host``, ``rank``, ``local_rank``, ``attempt``, ``ts``/``ts_kind`` default to the
+               line's own values, so a parser sets only what it learns beyond them.
+
+A parser must never raise on odd input: the pipeline guards each call, but a parser that raises
+loses its whole file's events for that family.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(slots=True)
+class Line:
+    """One surviving line, with what the prefixes around it told us."""
+
+    file: str
+    line: int  # 1-based
+    raw: str
+    message: str  # prefixes (launcher, tee, rank, kubectl timestamps...) removed
+    host: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    attempt: int | None = None
+    ts: datetime | None = None
+    ts_kind: str | None = None
+    ts_rel: float | None = None
+    stream: str = ""  # identifies the writer (prefix rank/host): lines of one stream belong together
+    row: int = 0  # index of this line in the current chunk (for ctx.following)
+
+
+@dataclass
+class FileContext:
+    """Per-file facts and bounded access to neighbouring lines.
+
+    ``following(line, n)`` returns up to ``n`` Line objects that come after ``line`` in the same
+    stream (same prefix), read from the chunk in memory: use it for multi-line records
+    (tracebacks, ``what():`` blocks, failure tables, WARN continuations). It costs O(n), so a
+    parser may call it once per record, never per input line.
+    """
+
+    path: str
+    host: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    attempt: int | None = None
+    year: int | None = None  # for timestamps printed without a year
+    _following: Callable[[Line, int], list[Line]] | None = field(default=None, repr=False)
+
+    def following(self, line: Line, n: int) -> list[Line]:
+        if self._following is None or n <= 0:
+            return []
+        return self._following(line, n)
