@@ -1,0 +1,67 @@
+"""Give every event the rank and host the logs offer, from all sources together.
+
+Order of evidence (a value the line itself states is never overwritten):
+1. NCCL ``Init START/COMPLETE`` lines: (host, pid) → global rank of the largest communicator;
+2. lines that carry both rank and local rank (``[default1]:[rank3]:``, torchrun failure tables):
+   (host, local rank, attempt) → rank;
+3. a file whose ranked events all name one rank: that rank for its other worker lines;
+4. per file, a host named by any of its events fills events without one.
+All steps are joins and window expressions on the event table.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+_AGENT_FAMILIES = ("torchrun", "kernel", "slurm", "k8s")
+
+
+def _fill_from(events: pl.DataFrame, mapping: pl.DataFrame, keys: list[str], target: str) -> pl.DataFrame:
+    if not mapping.height:
+        return events
+    joined = events.join(mapping, on=keys, how="left", suffix="_map", nulls_equal=False)
+    return joined.with_columns(pl.coalesce(pl.col(target), pl.col(f"{target}_map")).alias(target)).drop(
+        f"{target}_map")
+
+
+def attribute(events: pl.DataFrame) -> pl.DataFrame:
+    if not events.height:
+        return events
+    cols = events.columns
+    # 1. NCCL init: (host, pid) -> rank in the largest communicator that process joined
+    init = (
+        events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"])
+                      & pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
+        .sort(["nranks", "rank"], descending=[True, False], nulls_last=True)
+        .group_by(["host", "pid"], maintain_order=True).agg(pl.col("rank").first())
+    )
+    events = _fill_from(events, init, ["host", "pid"], "rank")
+    # 2. (host, local_rank, attempt) -> rank, where some line states both
+    both = (
+        events.filter(pl.col("rank").is_not_null() & pl.col("local_rank").is_not_null()
+                      & pl.col("host").is_not_null())
+        .group_by(["host", "local_rank"]).agg(pl.col("rank").mode().min())
+    )
+    worker = ~pl.col("family").is_in(_AGENT_FAMILIES)
+    if both.height:
+        filled = _fill_from(events, both, ["host", "local_rank"], "rank")
+        events = events.with_columns(
+            pl.when(worker).then(filled["rank"]).otherwise(pl.col("rank")).alias("rank"))
+    # 3. a file whose worker events name exactly one rank
+    per_file = (
+        events.filter(pl.col("rank").is_not_null() & worker)
+        .group_by("file").agg(pl.col("rank").n_unique().alias("n"), pl.col("rank").first().alias("only"))
+        .filter(pl.col("n") == 1).select("file", "only")
+    )
+    if per_file.height:
+        events = events.join(per_file, on="file", how="left").with_columns(
+            pl.when(worker & pl.col("rank").is_null()).then(pl.col("only")).otherwise(pl.col("rank"))
+            .alias("rank")).drop("only")
+    # 4. host per file
+    hosts = (events.filter(pl.col("host").is_not_null()).group_by("file")
+             .agg(pl.col("host").n_unique().alias("n"), pl.col("host").first().alias("fhost"))
+             .filter(pl.col("n") == 1).select("file", "fhost"))
+    if hosts.height:
+        events = events.join(hosts, on="file", how="left").with_columns(
+            pl.coalesce("host", "fhost").alias("host")).drop("fhost")
+    return events.select(cols)

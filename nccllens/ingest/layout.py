@@ -1,0 +1,80 @@
+"""What a path tells about where a log came from: host, rank, local rank, restart attempt.
+
+Layouts understood:
+- torchrun ``--log-dir``: ``<run_id>_<rand>/attempt_<k>/<local_rank>/{stdout,stderr}.log`` and ``error.json``;
+- per-rank files: ``rank3.log``, ``rank_3.txt``, ``rank-3/...``, ``log_rank3``;
+- per-node folders or files: ``node07/dmesg.txt``, ``gpu-node-07.log``, ``dmesg-node07.txt``;
+- ``NCCL_DEBUG_FILE`` captures named ``<prefix>.<host>.<pid>`` (e.g. ``nccl.node07.12345.log``).
+Hints from a path are defaults: a line that names its own host or rank wins.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ATTEMPT = re.compile(r"(?:^|/)attempt_(\d+)/(\d+)/(?:stdout|stderr|error)(?:\.log|\.json)?$")
+_ATTEMPT_ONLY = re.compile(r"(?:^|/)attempt_(\d+)(?:/|$)")
+_RANK = re.compile(r"(?:^|[/_.-])rank[_-]?(\d{1,6})(?=$|[/_.-])", re.I)
+_NCCL_FILE = re.compile(r"(?:^|/)nccl[\w-]*[._]([A-Za-z][\w-]*?)[._](\d{2,8})(?:\.(?:log|txt|out))?$", re.I)
+_HOSTLIKE = re.compile(
+    r"^(?:(?:node|host|gpu|worker|compute|master|server|dgx|hgx|cn|gn|ip|trainer|pod)[-_]?[a-z0-9][\w.-]*"
+    r"|[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+)$",
+    re.I,
+)
+_NOISE_WORDS = re.compile(
+    r"^(?:dmesg|kern|kernel|syslog|journal|journalctl|console|stdout|stderr|log|logs|nccl|torchrun|output|"
+    r"train|training|job|out|err|messages)$",
+    re.I,
+)
+_NOT_HOSTS = re.compile(r"^(?:rank|attempt|local|default|node_rank|worker_group|slurm|job|run|exp|step|epoch|iter|part|v)[-_]?\d*$", re.I)
+
+
+@dataclass(frozen=True)
+class PathHints:
+    host: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    attempt: int | None = None
+
+
+def _host_candidates(path: str) -> list[str]:
+    parts = [p for p in re.split(r"[/!]", path) if p and p not in (".", "..")]
+    out = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        stem = re.sub(r"(?:\.(?:log|txt|out|err|gz|json))+$", "", part, flags=re.I) if last else part
+        pieces = [stem] + ([p for p in re.split(r"[._]", stem) if p] if last else [])
+        if last:
+            # dmesg-node07 / node07-dmesg: drop the noise word
+            pieces += [re.sub(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
+                              "", stem, flags=re.I)]
+        for piece in pieces:
+            if piece and not _NOISE_WORDS.match(piece) and not _NOT_HOSTS.match(piece) and _HOSTLIKE.match(piece):
+                out.append(piece)
+                break
+    return out
+
+
+def hints_for(path: str) -> PathHints:
+    """Host/rank/local-rank/attempt that the path alone suggests."""
+    norm = path.replace("\\", "/")
+    attempt = local_rank = rank = None
+    m = _ATTEMPT.search(norm)
+    if m:
+        attempt, local_rank = int(m[1]), int(m[2])
+    else:
+        m = _ATTEMPT_ONLY.search(norm)
+        if m:
+            attempt = int(m[1])
+    ranks = _RANK.findall(norm)
+    if ranks:
+        rank = int(ranks[-1])
+    host = None
+    m = _NCCL_FILE.search(norm)
+    if m:
+        host = m[1]
+    if host is None:
+        hosts = _host_candidates(norm)
+        host = hosts[-1] if hosts else None
+    return PathHints(host=host, rank=rank, local_rank=local_rank, attempt=attempt)

@@ -1,0 +1,85 @@
+"""Bytes to lines: newline-aligned blocks, decoding, and the cleaning real logs need.
+
+Everything here is vectorised or runs at C speed on whole blocks (``bytes.replace``,
+``bytes.count``, polars string kernels); no Python loop touches individual lines.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import polars as pl
+
+MAX_LINE = 1 << 20  # a line longer than 1 MiB is cut there (and the cut is reported)
+_ANSI = r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][AB012]|\x1b[=>]"
+
+
+@dataclass
+class ReadStats:
+    lines: int = 0
+    bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes and len(self.notes) < 20:
+            self.notes.append(text)
+
+
+def blocks(chunks: Iterable[bytes], stats: ReadStats) -> Iterator[tuple[int, bytes]]:
+    """Yield (first line number, block) with every block ending at a line boundary."""
+    carry = b""
+    dropping = False
+    line_no = 1
+    for block in chunks:
+        stats.bytes += len(block)
+        if dropping:
+            nl = block.find(b"\n")
+            if nl < 0:
+                continue
+            block = block[nl + 1 :]
+            dropping = False
+        buf = carry + block if carry else block
+        nl = buf.rfind(b"\n")
+        if nl < 0:
+            if len(buf) > MAX_LINE:
+                stats.note(f"line {line_no} is longer than {MAX_LINE >> 20} MiB: cut there")
+                yield line_no, buf[:MAX_LINE] + b"\n"
+                line_no += 1
+                dropping, carry = True, b""
+            else:
+                carry = buf
+            continue
+        out, carry = buf[: nl + 1], buf[nl + 1 :]
+        yield line_no, out
+        line_no += out.count(b"\n")
+        if len(carry) > MAX_LINE:
+            stats.note(f"line {line_no} is longer than {MAX_LINE >> 20} MiB: cut there")
+            yield line_no, carry[:MAX_LINE] + b"\n"
+            line_no += 1
+            dropping, carry = True, b""
+    if carry:
+        yield line_no, carry
+
+
+def frame(block: bytes, first_line: int, stats: ReadStats) -> pl.DataFrame:
+    """One block as a DataFrame with columns ``line`` (u32, 1-based) and ``raw`` (str)."""
+    if b"\x00" in block:
+        stats.note("NUL bytes removed")
+        block = block.replace(b"\x00", b"")
+    try:
+        df = pl.read_lines(io.BytesIO(block), name="raw")
+    except pl.exceptions.ComputeError:
+        stats.note("invalid UTF-8 replaced with U+FFFD")
+        df = pl.read_lines(io.BytesIO(block.decode("utf-8", errors="replace").encode()), name="raw")
+    df = df.with_row_index("line", offset=first_line)
+    stats.lines += df.height
+    raw = pl.col("raw")
+    if b"\x1b" in block:
+        df = df.with_columns(raw.str.replace_all(_ANSI, ""))
+    if b"\r" in block:
+        # CRLF endings, and tqdm-style redraws glued with bare CRs: each CR-separated part is a line
+        df = df.with_columns(raw.str.strip_chars_end("\r").str.split("\r")).explode("raw")
+        df = df.filter(raw.str.len_bytes() > 0)
+    return df

@@ -1,0 +1,224 @@
+"""Extraction: one source of bytes → event rows. A pure function of its input, file by file.
+
+Per newline-aligned block: polars reads the lines, ONE combined regex (all families' PREFILTERs
+OR the rules' patterns) keeps the survivors, and only those reach Python: prefixes are stripped,
+each family parser gets the survivors its own PREFILTER matches, and survivors no parser claims but
+a rule pattern matches become ``other.text`` events.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import datetime
+
+import polars as pl
+
+from nccllens import events as ev
+from nccllens.ingest.layout import PathHints, hints_for
+from nccllens.ingest.sniff import classify
+from nccllens.ingest.sources import ArchiveLimit, Source, iter_sources
+from nccllens.parse import load_families
+from nccllens.parse.base import FileContext, Line
+from nccllens.parse.lines import ReadStats, blocks, frame
+from nccllens.parse.prefixes import split_glued, strip
+from nccllens.report.model import InputFile
+
+_LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
+
+
+def combined_prefilter(extra: str | None = None) -> str:
+    parts = [f"(?:{f.prefilter})" for f in load_families()]
+    if extra:
+        parts.append(f"(?:{extra})")
+    return "|".join(parts) or "$^"
+
+
+def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
+    p = strip(raw)
+    return Line(
+        file=path, line=line_no, raw=raw, message=p.message,
+        host=p.host or hints.host, rank=p.rank if p.rank is not None else hints.rank,
+        local_rank=p.local_rank if p.local_rank is not None else hints.local_rank,
+        attempt=hints.attempt, ts=p.ts, ts_kind="absolute" if p.ts else None,
+        stream=p.stream, row=row,
+    )
+
+
+def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> list[Line]:
+    return [_make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
+
+
+def _follower(df: pl.DataFrame, path: str, hints: PathHints):
+    def following(line: Line, n: int) -> list[Line]:
+        out: list[Line] = []
+        window = df.slice(line.row + 1, n * 4 + 16)
+        for row, line_no, raw in zip(window["row"], window["line"], window["raw"], strict=True):
+            for cand in _lines_of(path, line_no, row, raw, hints):
+                if cand.stream == line.stream:
+                    out.append(cand)
+            if len(out) >= n:
+                break
+        return out[:n]
+
+    return following
+
+
+def _fill_defaults(event: dict, line: Line | None) -> dict:
+    if line is not None:
+        for key in _LINE_DEFAULTS:
+            if event.get(key) is None:
+                event[key] = getattr(line, key)
+    event.setdefault("level", "info")
+    return event
+
+
+def _parse_block(df: pl.DataFrame, pattern: str, rule_pattern: str | None, ctx: FileContext,
+                 hints: PathHints) -> list[dict]:
+    df = df.with_row_index("row")
+    survivors = df.filter(pl.col("raw").str.contains(pattern))
+    if not survivors.height:
+        return []
+    lines: list[Line] = []
+    for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
+        lines.extend(_lines_of(ctx.path, line_no, row, raw, hints))
+    ctx._following = _follower(df, ctx.path, hints)
+    messages = pl.Series("m", [ln.message for ln in lines], dtype=pl.String)
+    by_line = {}
+    for ln in lines:
+        by_line.setdefault(ln.line, ln)
+    claimed: set[int] = set()
+    out: list[dict] = []
+    for fam in load_families():
+        mask = messages.str.contains(fam.prefilter).to_list()
+        mine = [ln for ln, hit in zip(lines, mask, strict=True) if hit and ln.line not in claimed]
+        if not mine:
+            continue
+        try:
+            produced = list(fam.parse(mine, ctx))
+        except Exception as exc:  # a parser bug loses this block's events of that family, not the run
+            ctx_note = f"parser {fam.name} failed on this file: {type(exc).__name__}: {exc}"
+            out.append({"kind": "other.parser_error", "family": "other", "level": "warning",
+                        "message": ctx_note, "file": ctx.path, "line": mine[0].line, "raw": ""})
+            continue
+        for event in produced:
+            event.setdefault("family", fam.name)
+            out.append(_fill_defaults(event, by_line.get(event.get("line"))))
+            if event.get("line") is not None:
+                claimed.add(event["line"])
+    if rule_pattern:
+        rest = [ln for ln in lines if ln.line not in claimed]
+        if rest:
+            mask = pl.Series([ln.message for ln in rest], dtype=pl.String).str.contains(rule_pattern).to_list()
+            for ln, hit in zip(rest, mask, strict=True):
+                if hit:
+                    out.append(_fill_defaults({"family": "other", "kind": "other.text", "message": ln.message,
+                                               "level": "info"}, ln))
+    return out
+
+
+def _year_for(source: Source) -> int:
+    try:
+        if "!" not in source.path and os.path.exists(source.path):
+            return datetime.fromtimestamp(os.path.getmtime(source.path)).year
+    except (OSError, ValueError, OverflowError):
+        pass
+    return datetime.now().year
+
+
+def extract_source(source: Source, pattern: str, rule_pattern: str | None = None,
+                   host: str | None = None, rank: int | None = None) -> tuple[pl.DataFrame, InputFile]:
+    """Read one source and return its events and its inventory entry. Never raises on bad input."""
+    info = InputFile(path=source.path, skipped=source.skipped, notes=list(source.notes))
+    if source.skipped:
+        return ev.empty(), info
+    path_hints = hints_for(source.path)
+    hints = PathHints(host or path_hints.host, rank if rank is not None else path_hints.rank,
+                      path_hints.local_rank, path_hints.attempt)
+    info.host, info.rank = hints.host, hints.rank
+    stats = ReadStats()
+    rows: list[dict] = []
+    chunks = source.chunks()
+    try:
+        first = next(chunks, b"")
+        kind, skip = classify(source.path, first[:65536])
+        info.kind = kind
+        if skip:
+            info.skipped = skip
+            return ev.empty(), info
+        if kind in ("error_json", "flight_json", "flight_pickle"):
+            rows = _special(kind, first, chunks, source.path, hints)
+            info.events = len(rows)
+            return ev.from_rows(rows), info
+        ctx = FileContext(path=source.path, host=hints.host, rank=hints.rank, local_rank=hints.local_rank,
+                          attempt=hints.attempt, year=_year_for(source))
+
+        def all_chunks():
+            if first:
+                yield first
+            yield from chunks
+
+        for line_no, block in blocks(all_chunks(), stats):
+            rows.extend(_parse_block(frame(block, line_no, stats), pattern, rule_pattern, ctx, hints))
+    except ArchiveLimit as exc:
+        stats.note(str(exc))
+    except OSError as exc:
+        info.skipped = f"unreadable ({exc.strerror or exc})"
+    info.lines = stats.lines
+    info.notes.extend(stats.notes)
+    events = ev.from_rows(rows)
+    info.events = events.height
+    return events, info
+
+
+def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: PathHints) -> list[dict]:
+    data = first + b"".join(rest)
+    rows: list[dict] = []
+    try:
+        if kind == "error_json":
+            from nccllens.parse.error_json import parse_error_json
+
+            rows = parse_error_json(data, path)
+        else:
+            from nccllens.parse.flight import parse_flight
+
+            rows = parse_flight(data, path, kind)
+    except Exception as exc:  # noqa: BLE001 - report, never crash
+        return [{"kind": "other.parser_error", "family": "other", "level": "warning", "file": path, "line": 1,
+                 "message": f"could not read {kind.replace('_', ' ')}: {type(exc).__name__}: {exc}", "raw": ""}]
+    for r in rows:
+        r.setdefault("file", path)
+        r.setdefault("line", 1)
+        if r.get("host") is None:
+            r["host"] = hints.host
+        if r.get("rank") is None:
+            r["rank"] = hints.rank
+        if r.get("local_rank") is None:
+            r["local_rank"] = hints.local_rank
+        if r.get("attempt") is None:
+            r["attempt"] = hints.attempt
+    return rows
+
+
+def extract(paths: list[str], rule_pattern: str | None = None, host: str | None = None,
+            rank: int | None = None) -> tuple[pl.DataFrame, list[InputFile]]:
+    """Extract events from every source under ``paths`` (sequential; see ``parallel`` for pools)."""
+    pattern = combined_prefilter(rule_pattern)
+    frames, infos = [], []
+    for source in iter_sources(paths):
+        events, info = extract_source(source, pattern, rule_pattern, host, rank)
+        frames.append(events)
+        infos.append(info)
+    from nccllens.attribution import attribute
+
+    return attribute(ev.concat(frames)), infos
+
+
+def events_from_text(text: str, name: str = "<example>", rule_pattern: str | None = None) -> pl.DataFrame:
+    """Run the real extraction on an in-memory text (rule examples, tests, the API)."""
+    data = text.encode("utf-8", errors="replace")
+    source = Source(name, lambda: iter([data]), len(data))
+    from nccllens.attribution import attribute
+
+    events, _ = extract_source(source, combined_prefilter(rule_pattern), rule_pattern)
+    return attribute(events)
