@@ -1,0 +1,64 @@
+"""The whole analysis, from paths to a Report: extract → rules and analyses → ranking → report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nccllens import __version__
+from nccllens.report.model import Report
+
+
+@dataclass
+class Options:
+    lang: str = "en"
+    rules_dirs: Sequence[str] = ()
+    select: Sequence[str] = ()
+    ignore: Sequence[str] = ()
+    host: str | None = None
+    rank: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def load_rules(options: Options):
+    from nccllens.engine import load_rules as _load, select_rules
+
+    rules = _load([*options.rules_dirs])
+    return select_rules(rules, select=list(options.select), ignore=list(options.ignore))
+
+
+def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Sequence[str] = (),
+                 select: Sequence[str] = (), ignore: Sequence[str] = (), host: str | None = None,
+                 rank: int | None = None) -> Report:
+    from nccllens.engine import combined_pattern, evaluate, finding_from_hit
+    from nccllens.pipeline import extract
+    from nccllens.ranking import rank_findings
+
+    if isinstance(paths, str):
+        paths = [paths]
+    options = Options(lang, rules_dirs, select, ignore, host, rank)
+    rules = load_rules(options)
+    events, inputs = extract(list(paths), combined_pattern(rules), host, rank)
+    findings = [finding_from_hit(hit, lang) for hit in evaluate(rules, events)]
+    try:
+        from nccllens.analyses import run_all
+
+        findings += run_all(events, lang)
+    except ImportError:
+        pass
+    job, ranks = _job(events)
+    verdict, ranked = rank_findings(findings, events, job, lang)
+    return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
+                  version=__version__, events=events)
+
+
+def _job(events):
+    try:
+        from nccllens.job import build_job, rank_status
+
+        job = build_job(events)
+        return job, rank_status(events, job)
+    except ImportError:
+        from nccllens.report.model import JobModel
+
+        return JobModel(), []

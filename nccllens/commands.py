@@ -1,0 +1,107 @@
+"""What the CLI commands do, as plain functions returning an exit code (testable without typer)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from nccllens.report import EXTENSIONS
+
+_RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}
+
+
+def _err(msg: str) -> None:
+    print(f"nccllens: {msg}", file=sys.stderr)
+
+
+def _check_paths(paths: list[str]) -> bool:
+    from nccllens.ingest.sources import missing_paths
+
+    missing = missing_paths(paths)
+    for p in missing:
+        _err(f"{p}: no such file or folder")
+    if sum(p == "-" for p in paths) > 1:
+        _err("standard input (-) can be given only once")
+        return False
+    return not missing
+
+
+def _lang(lang: str | None) -> str:
+    try:
+        from nccllens.i18n import choose_language
+
+        return choose_language(lang)
+    except ImportError:
+        return lang or "en"
+
+
+def _write(text: str, output: Path | None) -> bool:
+    if output is None:
+        sys.stdout.write(text)
+        return True
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _err(f"cannot write {output}: {exc.strerror or exc}")
+        return False
+    return True
+
+
+def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str | None, rules: list[str],
+            select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str,
+            exit_zero: bool) -> int:
+    from nccllens.analysis import run_analysis
+    from nccllens.report import render
+
+    if not _check_paths(paths):
+        return 2
+    if fmt is None:
+        fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
+    try:
+        report = run_analysis(paths, lang=_lang(lang), rules_dirs=rules, select=select, ignore=ignore,
+                              host=host, rank=rank)
+    except (ValueError, OSError) as exc:
+        _err(str(exc))
+        return 2
+    if not _write(render(report, fmt), output):
+        return 2
+    if exit_zero:
+        return 0
+    worst = max((_RANK.get(f.severity, 0) for f in report.findings), default=-1)
+    return 1 if worst >= _RANK[fail_on] else 0
+
+
+def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: Path | None, host: str | None) -> int:
+    from nccllens.event_io import filter_events, show, write_events
+    from nccllens.pipeline import extract
+
+    if not _check_paths(paths):
+        return 2
+    table, _ = extract(paths, host=host)
+    table = filter_events(table, kinds, ranks)
+    if output is None:
+        sys.stdout.write(show(table))
+        return 0
+    try:
+        write_events(table, output)
+    except (OSError, ValueError) as exc:
+        _err(str(exc))
+        return 2
+    return 0
+
+
+def ranks(paths: list[str], *, lang: str | None) -> int:
+    if not _check_paths(paths):
+        return 2
+    from nccllens.analysis import run_analysis
+    from nccllens.report.rank_table import render_ranks
+
+    report = run_analysis(paths, lang=_lang(lang))
+    sys.stdout.write(render_ranks(report))
+    return 0
+
+
+def explain(rule_id: str, lang: str | None) -> int:
+    from nccllens.cli_rules import explain as _explain
+
+    return _explain(rule_id, _lang(lang)) or 0

@@ -1,0 +1,58 @@
+"""Showing, filtering and writing the event table (Parquet, CSV, JSON lines, Parquet shards)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from nccllens.events import EVENTS_SCHEMA_VERSION, SCHEMA
+
+
+def filter_events(events: pl.DataFrame, kinds: list[str], ranks: list[int]) -> pl.DataFrame:
+    if kinds:
+        exact = [k for k in kinds if not k.endswith("*")]
+        prefixes = [k.rstrip("*") for k in kinds if k.endswith("*")]
+        cond = pl.col("kind").is_in(exact)
+        for p in prefixes:
+            cond = cond | pl.col("kind").str.starts_with(p)
+        events = events.filter(cond)
+    if ranks:
+        events = events.filter(pl.col("rank").is_in(ranks))
+    return events
+
+
+def show(events: pl.DataFrame) -> str:
+    lines = [f"{'file:line':40} {'kind':26} {'rank':>5} {'host':14} message"]
+    for r in events.select("file", "line", "kind", "rank", "host", "message").iter_rows():
+        where = f"{r[0]}:{r[1]}"
+        rank = "" if r[3] is None else str(r[3])
+        lines.append(f"{where[-40:]:40} {r[2]:26} {rank:>5} {(r[4] or '')[:14]:14} {(r[5] or '')[:160]}")
+    lines.append(f"{events.height} events")
+    return "\n".join(lines) + "\n"
+
+
+def write_events(events: pl.DataFrame, output: Path) -> None:
+    meta = {"nccllens.events_schema_version": str(EVENTS_SCHEMA_VERSION)}
+    if str(output).endswith(("/", "\\")) or output.is_dir():
+        output.mkdir(parents=True, exist_ok=True)
+        for i, (_, shard) in enumerate(sorted(events.partition_by("file", as_dict=True).items(),
+                                              key=lambda kv: str(kv[0]))):
+            shard.write_parquet(output / f"events-{i:05d}.parquet", metadata=meta)
+        return
+    suffix = output.suffix.lower()
+    if suffix == ".parquet":
+        events.write_parquet(output, metadata=meta)
+    elif suffix == ".csv":
+        events.write_csv(output)
+    elif suffix in (".jsonl", ".ndjson", ".json"):
+        events.write_ndjson(output)
+    else:
+        raise ValueError(f"{output}: unknown output type (use .parquet, .csv, .jsonl or a folder/)")
+
+
+def read_event_shards(paths: list[Path]) -> pl.DataFrame:
+    frames = [pl.read_parquet(p).select(list(SCHEMA)).cast(SCHEMA) for p in paths]
+    from nccllens.events import concat
+
+    return concat(frames)
