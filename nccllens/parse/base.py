@@ -10,9 +10,10 @@ A family parser is a module in ``nccllens.parse`` that defines:
                matches ever reach Python.
 ``parse(lines, ctx)``  takes the surviving :class:`Line` objects that this family's PREFILTER
                matched (in file order) and yields event dicts (keys = columns of
-               ``nccllens.events.SCHEMA``; missing keys are null). ``file``, ``line``, ``raw``,
-               ``host``, ``rank``, ``local_rank``, ``attempt``, ``ts``/``ts_kind`` default to the
-               line's own values, so a parser sets only what it learns beyond them.
+               ``nccllens.events.SCHEMA``; missing keys are null). Every event MUST carry
+               ``line`` (the ``Line.line`` it came from: use ``event_for(line, ...)``); then
+               ``file``, ``raw``, ``host``, ``rank``, ``local_rank``, ``attempt``, ``ts``/``ts_kind``
+               default to that line's own values, so a parser sets only what it learns beyond them.
 
 A parser must never raise on odd input: the pipeline guards each call, but a parser that raises
 loses its whole file's events for that family.
@@ -66,3 +67,8 @@ class FileContext:
         if self._following is None or n <= 0:
             return []
         return self._following(line, n)
+
+
+def event_for(line: Line, kind: str, **fields) -> dict:
+    """A new event dict tied to ``line`` (its number and text); ``fields`` are typed columns."""
+    return {"file": line.file, "line": line.line, "raw": line.raw, "kind": kind, **fields}
