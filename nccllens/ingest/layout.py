@@ -44,11 +44,12 @@ def _host_candidates(path: str) -> list[str]:
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         stem = re.sub(r"(?:\.(?:log|txt|out|err|gz|json))+$", "", part, flags=re.I) if last else part
-        pieces = [stem] + ([p for p in re.split(r"[._]", stem) if p] if last else [])
+        pieces = [stem]
         if last:
-            # dmesg-node07 / node07-dmesg: drop the noise word
-            pieces += [re.sub(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
-                              "", stem, flags=re.I)]
+            # dmesg-node07 / node07-dmesg: drop the noise word first
+            bare = re.sub(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
+                          "", stem, flags=re.I)
+            pieces = [bare, stem] + [p for p in re.split(r"[._]", stem) if p]
         for piece in pieces:
             if piece and not _NOISE_WORDS.match(piece) and not _NOT_HOSTS.match(piece) and _HOSTLIKE.match(piece):
                 out.append(piece)

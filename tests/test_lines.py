@@ -1,0 +1,48 @@
+"""Reading lines the way real logs need: CRLF, NULs, invalid UTF-8, ANSI, tqdm redraws, huge lines."""
+
+from __future__ import annotations
+
+from nccllens.parse.lines import MAX_LINE, ReadStats, blocks, frame
+
+
+def _frame(data: bytes):
+    stats = ReadStats()
+    out = []
+    for first, block in blocks([data], stats):
+        out.extend(frame(block, first, stats).iter_rows())
+    return out, stats
+
+
+def test_crlf_nul_and_invalid_utf8_are_cleaned_and_reported():
+    rows, stats = _frame(b"a\r\nb\x00c\n\xff\xfebad\nlast")
+    assert rows == [(1, "a"), (2, "bc"), (3, "\ufffd\ufffdbad"), (4, "last")]
+    assert "NUL bytes removed" in stats.notes
+    assert "invalid UTF-8 replaced with U+FFFD" in stats.notes
+
+
+def test_ansi_colours_removed():
+    rows, _ = _frame(b"\x1b[31mERROR\x1b[0m something\n")
+    assert rows == [(1, "ERROR something")]
+
+
+def test_tqdm_redraws_split_into_lines_keeping_the_line_number():
+    # a tqdm bar redrawn with bare CRs, then a real message glued after the last redraw
+    rows, _ = _frame(b"ok\n 10%|#  | 1/10\r 20%|## | 2/10\r[rank0]: Traceback (most recent call last):\n")
+    assert rows[0] == (1, "ok")
+    assert rows[-1] == (2, "[rank0]: Traceback (most recent call last):")
+
+
+def test_line_numbers_continue_across_blocks():
+    stats = ReadStats()
+    got = [(first, block) for first, block in blocks([b"a\nb\nc", b"d\ne\n"], stats)]
+    assert [g[0] for g in got] == [1, 3]
+    assert got[1][1] == b"cd\ne\n"
+
+
+def test_a_line_without_newline_longer_than_the_cap_is_cut_and_reported():
+    stats = ReadStats()
+    chunks = [b"x" * (MAX_LINE // 2)] * 4 + [b"\nafter\n"]
+    got = list(blocks(chunks, stats))
+    assert len(got[0][1]) == MAX_LINE + 1
+    assert got[-1][1].endswith(b"after\n")
+    assert any("longer than" in n for n in stats.notes)

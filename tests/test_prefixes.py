@@ -1,0 +1,69 @@
+"""Launcher prefixes, stacked as real logs stack them, and what they say about rank and host."""
+
+from __future__ import annotations
+
+import pytest
+
+from nccllens.ingest.layout import hints_for
+from nccllens.parse.prefixes import split_glued, strip
+
+CASES = [
+    # real: shared/reference/samples/torch2.13_cpu_logs/detail_monitored_barrier_tee3.log (torchrun --tee 3)
+    ("[default0]:[rank0]:[E1122 02:47:18.374266894 ProcessGroupGloo.cpp:2901] [Rank 0]: Rank 1 failed to pass "
+     "monitoredBarrier in 10000 ms", "[E1122 02:47:18.374266894 ProcessGroupGloo.cpp:2901]", None, 0, 0),
+    # real: shared/reference/pytorch_c10d.md §1 (Ray actor prefix, NVIDIA-NeMo/RL logs)
+    ("(MegatronPolicyWorker[rank=31] pid=3264030, ip=10.1.101.236) [rank31]:[E323 05:14:22.517801495 "
+     "ProcessGroupNCCL.cpp:1858] [PG ID 0 PG GUID 0(default_pg) Rank 31] Received a dump signal",
+     "[E323 05:14:22.517801495", "10.1.101.236", 31, None),
+    # real: shared/reference/samples/torch2.13_cpu_logs/torchrun_worker_exception_with_record.log
+    ("[rank1]: KeyError: 'missing_batch_key'", "KeyError:", None, 1, None),
+    # synthetic: Open MPI --tag-output format "[jobid,rank]<stream>:" around a real NCCL INFO line
+    ("[1,3]<stderr>:gpu-node-07:2211:2211 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>",
+     "gpu-node-07:2211:2211 [0] NCCL INFO", None, 3, None),
+    # synthetic: srun --label pads the task id: "%*d: "
+    ("  3: Traceback (most recent call last):", "Traceback (most recent call last):", None, 3, None),
+    # synthetic: kubectl logs --prefix --timestamps ("<RFC3339Nano> " then "[pod/<name>/<container>] ")
+    ("2026-11-22T03:12:05.123456789Z [pod/train-worker-1/pytorch] [rank5]: RuntimeError: boom",
+     "RuntimeError: boom", "train-worker-1", 5, None),
+    # synthetic: pdsh "host: " prefix
+    ("gpu-node-03: [rank2]: Traceback (most recent call last):", "Traceback", "gpu-node-03", 2, None),
+]
+
+
+@pytest.mark.parametrize(("raw", "starts", "host", "rank", "local_rank"), CASES)
+def test_prefixes_are_stripped_and_attributed(raw, starts, host, rank, local_rank):
+    p = strip(raw)
+    assert p.message.startswith(starts)
+    assert (p.host, p.rank, p.local_rank) == (host, rank, local_rank)
+
+
+@pytest.mark.parametrize("raw", [
+    "node1:123:456 [0] NCCL INFO Using network Socket",  # NCCL's own prefix is the NCCL parser's
+    "time      : 2026-11-22_02:46:57",  # failure-table field, not a host
+    "Error: something",
+    "iter 1: RuntimeError: Expected to have finished reduction",
+])
+def test_message_text_is_not_mistaken_for_a_prefix(raw):
+    assert strip(raw).message == raw
+
+
+def test_two_ranks_glued_on_one_line_are_split():
+    # real: shared/reference/samples/torch2.13_cpu_logs/detail_fingerprint_shape_mismatch.log
+    raw = "Collectives differ in the following aspects:   Tensor Tensor shapes: 32vs 16[rank0] caught builtins.Run"
+    assert split_glued(raw) == ["Collectives differ in the following aspects:   Tensor Tensor shapes: 32vs 16",
+                                "[rank0] caught builtins.Run"]
+
+
+@pytest.mark.parametrize(("path", "host", "rank", "local_rank", "attempt"), [
+    ("logs/node-a/console.log", "node-a", None, None, None),
+    ("run/none_r1xerfgw/attempt_2/3/stderr.log", None, None, 3, 2),
+    ("node07/dmesg.txt", "node07", None, None, None),
+    ("dmesg-gpu-node-07.txt", "gpu-node-07", None, None, None),
+    ("rank12.log", None, 12, None, None),
+    ("slurm-48213.out", None, None, None, None),
+    ("bundle.tar.gz!gpu-node-02/kern.log", "gpu-node-02", None, None, None),
+    ("nccl.gpu-node-05.31337.log", "gpu-node-05", None, None, None),
+])
+def test_path_layouts_give_hints(path, host, rank, local_rank, attempt):
+    h = hints_for(path)
+    assert (h.host, h.rank, h.local_rank, h.attempt) == (host, rank, local_rank, attempt)
