@@ -64,6 +64,32 @@ def _follower(df: pl.DataFrame, path: str, hints: PathHints):
     return following
 
 
+class _Tracked:
+    """The survivors handed to a parser, remembering which one it took last.
+
+    An event that comes back without a ``line`` belongs to the line the parser was reading when
+    it yielded the event (parsers walk their lines in order).
+    """
+
+    def __init__(self, lines: list[Line]):
+        self._lines = lines
+        self.current: Line | None = lines[0] if lines else None
+
+    def __iter__(self):
+        for line in self._lines:
+            self.current = line
+            yield line
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __getitem__(self, index):
+        item = self._lines[index]
+        if isinstance(item, Line):
+            self.current = item
+        return item
+
+
 def _fill_defaults(event: dict, line: Line | None) -> dict:
     if line is not None:
         for key in _LINE_DEFAULTS:
@@ -94,16 +120,19 @@ def _parse_block(df: pl.DataFrame, pattern: str, rule_pattern: str | None, ctx: 
         mine = [ln for ln, hit in zip(lines, mask, strict=True) if hit and ln.line not in claimed]
         if not mine:
             continue
+        tracked = _Tracked(mine)
+        produced: list[tuple[dict, Line | None]] = []
         try:
-            produced = list(fam.parse(mine, ctx))
-        except Exception as exc:  # a parser bug loses this block's events of that family, not the run
+            for event in fam.parse(tracked, ctx):
+                produced.append((event, tracked.current))
+        except Exception as exc:  # a parser bug loses the rest of this block for that family, not the run
             ctx_note = f"parser {fam.name} failed on this file: {type(exc).__name__}: {exc}"
             out.append({"kind": "other.parser_error", "family": "other", "level": "warning",
                         "message": ctx_note, "file": ctx.path, "line": mine[0].line, "raw": ""})
-            continue
-        for event in produced:
+        for event, current in produced:
             event.setdefault("family", fam.name)
-            out.append(_fill_defaults(event, by_line.get(event.get("line"))))
+            source_line = by_line.get(event.get("line")) if event.get("line") is not None else current
+            out.append(_fill_defaults(event, source_line))
             if event.get("line") is not None:
                 claimed.add(event["line"])
     if rule_pattern:
@@ -146,6 +175,10 @@ def extract_source(source: Source, pattern: str, rule_pattern: str | None = None
         if skip:
             info.skipped = skip
             return ev.empty(), info
+        if kind == "events_parquet":
+            events = _read_shard(first + b"".join(chunks))
+            info.events = events.height
+            return events, info
         if kind in ("error_json", "flight_json", "flight_pickle"):
             rows = _special(kind, first, chunks, source.path, hints)
             info.events = len(rows)
@@ -169,6 +202,17 @@ def extract_source(source: Source, pattern: str, rule_pattern: str | None = None
     events = ev.from_rows(rows)
     info.events = events.height
     return events, info
+
+
+def _read_shard(data: bytes) -> pl.DataFrame:
+    """An event shard written by ``nccllens events -o DIR/`` (so extraction can run elsewhere)."""
+    import io
+
+    table = pl.read_parquet(io.BytesIO(data))
+    missing = [c for c in ev.COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"not an nccllens event shard (missing columns: {', '.join(missing[:5])})")
+    return table.select(ev.COLUMNS).cast(ev.SCHEMA)
 
 
 def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: PathHints) -> list[dict]:
@@ -200,18 +244,52 @@ def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: P
     return rows
 
 
+PARALLEL_MIN_BYTES = 64 << 20  # below this, starting worker processes costs more than it saves
+
+
+def _extract_file(args: tuple) -> tuple[pl.DataFrame, InputFile]:
+    """Worker entry point: one plain or gzip file on disk (picklable arguments only)."""
+    from pathlib import Path
+
+    from nccllens.ingest.sources import _file_sources
+
+    display, fs_path, pattern, rule_pattern, host, rank = args
+    (source,) = list(_file_sources(Path(fs_path), display))
+    return extract_source(source, pattern, rule_pattern, host, rank)
+
+
+def _workers() -> int:
+    try:
+        return max(1, min(len(os.sched_getaffinity(0)), 8))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, min(os.cpu_count() or 1, 8))
+
+
 def extract(paths: list[str], rule_pattern: str | None = None, host: str | None = None,
-            rank: int | None = None) -> tuple[pl.DataFrame, list[InputFile]]:
-    """Extract events from every source under ``paths`` (sequential; see ``parallel`` for pools)."""
-    pattern = combined_prefilter(rule_pattern)
-    frames, infos = [], []
-    for source in iter_sources(paths):
-        events, info = extract_source(source, pattern, rule_pattern, host, rank)
-        frames.append(events)
-        infos.append(info)
+            rank: int | None = None, workers: int | None = None) -> tuple[pl.DataFrame, list[InputFile]]:
+    """Extract events from every source under ``paths``; files are spread over worker processes."""
     from nccllens.attribution import attribute
 
-    return attribute(ev.concat(frames)), infos
+    pattern = combined_prefilter(rule_pattern)
+    sources = list(iter_sources(paths))
+    results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
+    on_disk = [i for i, s in enumerate(sources) if s.fs_path is not None and not s.skipped]
+    total = sum(sources[i].size or 0 for i in on_disk)
+    workers = _workers() if workers is None else workers
+    if workers > 1 and len(on_disk) > 1 and total >= PARALLEL_MIN_BYTES:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        jobs = [(sources[i].path, sources[i].fs_path, pattern, rule_pattern, host, rank) for i in on_disk]
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+            for i, result in zip(on_disk, pool.map(_extract_file, jobs, chunksize=4), strict=True):
+                results[i] = result
+    for i, source in enumerate(sources):
+        if results[i] is None:
+            results[i] = extract_source(source, pattern, rule_pattern, host, rank)
+    frames = [r[0] for r in results]
+    infos = [r[1] for r in results]
+    return ev.sort(attribute(ev.concat(frames))), infos
 
 
 def events_from_text(text: str, name: str = "<example>", rule_pattern: str | None = None) -> pl.DataFrame:

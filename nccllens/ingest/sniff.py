@@ -47,6 +47,8 @@ def classify(name: str, head: bytes) -> tuple[str, str | None]:
     suffix = _suffix(name)
     if base == "error.json":
         return "error_json", None
+    if head[:4] == b"PAR1":
+        return "events_parquet", None
     if head[:2] == b"\x80\x04" or head[:2] == b"\x80\x05" or head[:2] == b"\x80\x02":
         if _FR_NAME.search(name) or b"entries" in head[:4096] or b"version" in head[:4096]:
             return "flight_pickle", None

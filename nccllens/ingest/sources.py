@@ -38,6 +38,7 @@ class Source:
     size: int | None = None
     skipped: str | None = None
     notes: list[str] = field(default_factory=list)
+    fs_path: str | None = None  # a plain or gzip file on disk (so a worker process can reopen it)
 
     def chunks(self) -> Iterator[bytes]:
         if self.opener is None:
@@ -80,7 +81,7 @@ def _gzip_source(path: Path, display: str) -> Source:
         with gzip.open(path, "rb") as gz:
             yield from _bounded(gz, size, [MAX_ARCHIVE_BYTES])
 
-    return Source(display, gen, size)
+    return Source(display, gen, size, fs_path=str(path))
 
 
 def _zip_sources(path: Path, display: str) -> Iterator[Source]:
@@ -137,7 +138,7 @@ def _file_sources(path: Path, display: str) -> Iterator[Source]:
     elif low.endswith(".gz"):
         yield _gzip_source(path, display)
     else:
-        yield Source(display, _file_chunks(path), path.stat().st_size)
+        yield Source(display, _file_chunks(path), path.stat().st_size, fs_path=str(path))
 
 
 def _walk(root: Path, display: str, seen: set[str], count: list[int]) -> Iterator[Source]:
