@@ -1,0 +1,98 @@
+"""The extraction pipeline end to end on real text: prefixes, survivors, attribution, inventory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nccllens.events import COLUMNS
+from nccllens.pipeline import events_from_text, extract
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "samples" / "torch2.13_cpu_logs"
+
+# real: shared/reference/samples/torch2.13_cpu_logs/torchrun_worker_exception_with_record.log
+TRACEBACK = """[rank1]: Traceback (most recent call last):
+[rank1]:   File "/workspace/job/crash.py", line 12, in <module>
+[rank1]:     main()
+[rank1]:   File "/workspace/job/crash.py", line 10, in main
+[rank1]:     raise KeyError("missing_batch_key")
+[rank1]: KeyError: 'missing_batch_key'
+"""
+
+
+def test_a_traceback_is_one_event_with_its_rank_and_line():
+    events = events_from_text(TRACEBACK, name="node-b/console.log")
+    tb = events.filter(pl.col("kind") == "python.traceback")
+    assert tb.height == 1
+    row = tb.row(0, named=True)
+    assert (row["rank"], row["host"], row["line"], row["exc_type"]) == (1, "node-b", 1, "KeyError")
+    assert row["file"] == "node-b/console.log"
+
+
+def test_schema_is_always_the_same_even_for_nothing():
+    assert tuple(events_from_text("").columns) == COLUMNS
+    assert tuple(events_from_text("hello world\n").columns) == COLUMNS
+
+
+def test_non_logs_are_skipped_and_inventoried(tmp_path):
+    (tmp_path / "train.py").write_text("import torch\n")
+    (tmp_path / "plot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    (tmp_path / "rank1.log").write_text(TRACEBACK)
+    events, inputs = extract([str(tmp_path)])
+    by_path = {Path(i.path).name: i for i in inputs}
+    assert by_path["train.py"].skipped == "not a log: Python source"
+    assert by_path["plot.png"].skipped == "not a log: image"
+    assert by_path["rank1.log"].skipped is None and by_path["rank1.log"].lines == 6
+    assert by_path["rank1.log"].events == events.height >= 1
+
+
+def test_rule_patterns_pull_unknown_lines_into_the_table():
+    events = events_from_text("my-launcher: node gpu-node-07 lost heartbeat\n", rule_pattern="lost heartbeat")
+    assert events["kind"].to_list() == ["other.text"]
+
+
+def test_same_input_any_file_order_gives_the_same_table(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "rank1.log").write_text(TRACEBACK)
+    (tmp_path / "b" / "rank1.log").write_text(TRACEBACK.replace("rank1", "rank2"))
+    one, _ = extract([str(tmp_path / "a"), str(tmp_path / "b")])
+    two, _ = extract([str(tmp_path / "b"), str(tmp_path / "a")])
+    assert one.equals(two)
+
+
+def test_real_samples_are_read_without_loss():
+    if not SAMPLES.exists():
+        return
+    events, inputs = extract([str(SAMPLES)])
+    assert all(i.skipped is None or i.skipped.startswith("not a log") for i in inputs)
+    assert events.filter(pl.col("kind").str.starts_with("other.parser")).height == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=400))
+def test_any_text_goes_through_the_pipeline(text):
+    events = events_from_text(text)
+    assert tuple(events.columns) == COLUMNS
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TRACEBACK.splitlines() + ["\x00", "\r", "\x1b[31m", "[rank9]:", "\udcff"]),
+                max_size=30).map("\n".join))
+def test_fragments_of_real_logs_go_through_the_pipeline(text):
+    events = events_from_text(text)
+    assert events.filter(pl.col("kind").str.starts_with("other.parser")).height == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=2000), st.sampled_from(["x.log", "error.json", "dmesg.txt", "fr_trace_rank_0"]))
+def test_any_bytes_go_through_extraction(data, name):
+    from nccllens.ingest.sources import Source
+    from nccllens.pipeline import combined_prefilter, extract_source
+
+    events, info = extract_source(Source(name, lambda: iter([data]), len(data)), combined_prefilter())
+    assert tuple(events.columns) == COLUMNS
+    assert info.events == events.height
