@@ -84,6 +84,8 @@ def _watchdog(body: str) -> dict | None:
         return out
     if _TIMEOUT.search(body) or _BLOCKING.search(body):
         return {"kind": "torch.watchdog_timeout", **work_fields(body)}
+    if _TAKING_DOWN.search(body):
+        return {"kind": "torch.taking_down"}
     return None
 
 
@@ -142,13 +144,15 @@ def _misc(body: str) -> dict | None:
         if ranks:
             out["peer"] = ranks_list(ranks)
         return out
-    if _DIST_BACKEND.search(body):
-        return {"kind": "torch.nccl_error"}
     return None
 
 
+def _dist_backend(body: str) -> dict | None:
+    return {"kind": "torch.nccl_error"} if _DIST_BACKEND.search(body) else None
+
+
 _CLASSIFIERS = (_watchdog, _dump_or_heartbeat, _status, _nccl_error, _misc, classify_store, classify_gloo,
-                classify_barrier, classify_ddp)
+                classify_barrier, classify_ddp, _dist_backend)
 
 
 def classify(body: str) -> dict | None:

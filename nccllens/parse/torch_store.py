@@ -11,12 +11,10 @@ import re
 from nccllens.parse.torch_patterns import duration_ms
 
 _COMM_ID = re.compile(
-    r"\[(?P<me>\d+)\] is setting up NCCL communicator and retrieving ncclUniqueId from \[(?P<root>\d+)\] "
-    r"via c10d key-value store by key '(?P<key>[^']*)'(?:, but store->get\('[^']*'\) got error: (?P<err>.*))?",
+    r"\[(?P<me>\d+)\] is setting up NCCL communicator and retr\w+ ncclUniqueId from \[(?P<root>\d+)\]"
+    r"(?: via c10d key-value store by key '(?P<key>[^']*)')?(?:, but store->get\('[^']*'\) got error: (?P<err>.*))?",
     re.IGNORECASE,  # ≤1.13 spelled it "retreiving NcclUniqueId"
 )
-_COMM_ID_OLD = re.compile(r"\[(?P<me>\d+)\] is setting up NCCL communicator and retr\w+ ncclUniqueId from "
-                          r"\[(?P<root>\d+)\]", re.IGNORECASE)
 _WAIT_KEYS = re.compile(r"wait timeout after (?P<ms>\d+)ms(?:, keys: (?P<keys>.+?))?\s*$")
 _FILESTORE = re.compile(r"Timeout waiting for key: (?P<key>\S+) after (?P<ms>\d+) ms")
 _CLIENTS = re.compile(r"Timed out after (?P<s>\d+) seconds waiting for clients\. (?P<n>\d+)/(?P<w>\d+) clients joined")
@@ -73,12 +71,12 @@ def missing_rank_from_key(key: str) -> int | None:
 
 
 def classify_store(body: str) -> dict | None:
-    m = _COMM_ID.search(body) or _COMM_ID_OLD.search(body)
+    m = _COMM_ID.search(body)
     if m:
-        err = m.groupdict().get("err") or ""
+        err = m["err"] or ""
         timeout = any(w in err.lower() for w in _TIMEOUT_WORDS) or "Socket Timeout" in err
         out = {"kind": "torch.store_timeout" if timeout else "torch.store_error",
-               "key": m.groupdict().get("key"), "peer": f"rank {m['root']}", "value": f"waiting rank {m['me']}"}
+               "key": m["key"], "peer": f"rank {m['root']}", "value": f"waiting rank {m['me']}"}
         if timeout:
             out["_missing_rank"] = int(m["root"])
         w = _WAIT_KEYS.search(err)
@@ -116,13 +114,13 @@ def classify_store(body: str) -> dict | None:
 
 
 def _classify_socket(body: str) -> dict | None:
+    m = _CLIENT_RETRY.search(body)
+    if m:
+        return {"kind": "torch.store_error", "peer": m["peer"], "timeout_ms": int(m["ms"]), "value": m["what"]}
     m = _CLIENT_TIMEOUT.search(body)
     if m:
         ms = int(m["n"]) * (1 if m["unit"] == "ms" else 1000)
         return {"kind": "torch.store_error", "peer": f"{m['host']}:{m['port']}", "timeout_ms": ms}
-    m = _CLIENT_RETRY.search(body)
-    if m:
-        return {"kind": "torch.store_error", "peer": m["peer"], "timeout_ms": int(m["ms"]), "value": m["what"]}
     m = _CLIENT_ERRNO.search(body)
     if m:
         return {"kind": "torch.store_error", "peer": m["peer"], "error_code": int(m["code"]), "value": m["text"]}
