@@ -26,6 +26,12 @@ _RAISED = re.compile(r"^\s*Exception raised from (?P<func>\S+) at (?P<file>\S+?)
 _FRAME = re.compile(r"^\s*frame #\d+: (?P<sym>.*?)(?: \+ 0x[0-9a-f]+)? \(0x[0-9a-f]+ in [^)]*\)\s*$")
 _FRAME_LOOSE = re.compile(r"^\s*frame #\d+: ")
 _OMITTED = "<omitting python frames>"
+# lines that start another record (another rank's print, a log header, a Python exception or traceback)
+_NEW_RECORD = re.compile(
+    r"\[(?:rank|default)\d+\]|\(\w+ pid=\d+|\[?[IWEFC]\d{3,4} \d\d:|\[[IWEF] \S+:\d+\]|\[\d{4}-\d\d-\d\d |"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):|Traceback \(most recent call last\)|Fatal Python error|"
+    r"[A-Za-z_][\w.]*(?:Error|Exception): "
+)
 _NOISE_FRAMES = {
     "c10::Error::Error", "c10::DistError::DistError", "c10::DistBackendError::DistBackendError",
     "c10::DistNetworkError::DistNetworkError", "c10::DistStoreError::DistStoreError",
@@ -120,7 +126,7 @@ def _what_text(following: list[Line]) -> tuple[int, str | None]:
             text = following[j].message
             if not text.strip() or _RAISED.match(text) or _FRAME_LOOSE.match(text) or _TERMINATE.search(text):
                 break
-            if text.startswith(("Traceback (most recent call last)", "Fatal Python error")):
+            if _NEW_RECORD.match(text) and not text.startswith("nccl"):
                 break
             parts.append(text.strip())
             j += 1
