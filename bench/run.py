@@ -1,0 +1,150 @@
+"""Benchmark: nccllens analyze vs ripgrep with nccllens' own prefilter patterns.
+
+    python bench/run.py [--quick]
+
+Builds the corpora under bench/corpus/ when absent (synthetic, bench/synth.py), then measures
+wall time, MB/s and peak RSS of ``nccllens analyze --format json`` on each, ``rg -c -f`` with the
+same prefilter patterns as the grep reference, the per-file overhead (the same bytes as 8 large
+files vs 4,096 small ones), and whether the injected fault is the top finding. Prints a table and
+writes bench/results.md with the machine's description.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synth  # noqa: E402
+
+CORPORA = {  # name: (ranks, hosts, fault, bytes)
+    "1g_512r": (512, 64, "xid79", 1 << 30),
+    "10g_4096r": (4096, 512, "host_oom", 10 << 30),
+}
+QUICK = {"100m_64r": (64, 8, "xid79", 100 << 20)}
+
+
+def _du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _build(name: str, spec: tuple) -> Path:
+    out = HERE / "corpus" / name
+    if not (out / "expected.toml").exists():
+        shutil.rmtree(out, ignore_errors=True)
+        print(f"building {name} ...", file=sys.stderr)
+        synth.write_job(out, *spec)
+    return out
+
+
+def _timed(cmd: list[str], stdout=subprocess.PIPE) -> tuple[float, int, subprocess.CompletedProcess]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, max over children so far
+    return wall, max(peak, before), proc
+
+
+def _patterns_file() -> Path:
+    from nccllens.analysis import Options, load_rules
+    from nccllens.engine import combined_pattern
+    from nccllens.parse import load_families
+
+    pats = [f.prefilter for f in load_families()]
+    rp = combined_pattern(load_rules(Options()))
+    if rp:
+        pats.append(rp)
+    path = HERE / "out" / "patterns.txt"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(pats) + "\n")
+    return path
+
+
+def _analyze(corpus: Path) -> dict:
+    wall, peak, proc = _timed([sys.executable, "-m", "nccllens.cli", "analyze", str(corpus), "--format", "json",
+                               "--exit-zero"])
+    size = _du(corpus)
+    report = json.loads(proc.stdout) if proc.returncode == 0 else {}
+    top = (report.get("findings") or [{}])[0]
+    exp = (corpus / "expected.toml").read_text()
+    ok = f'category = "{report.get("verdict", {}).get("category")}"' in exp
+    return {"wall": wall, "mbps": size / wall / 1e6, "rss_mib": peak / 1024, "bytes": size,
+            "top": f'{top.get("category")} {top.get("hosts")} {top.get("ranks", [])[:4]}', "correct": ok,
+            "error": proc.stderr[-300:] if proc.returncode else ""}
+
+
+def _rg(corpus: Path, patterns: Path) -> float | None:
+    if not shutil.which("rg"):
+        return None
+    wall, _, _ = _timed(["rg", "-c", "-f", str(patterns), str(corpus)], stdout=subprocess.DEVNULL)
+    return wall
+
+
+def _small_vs_large(corpus: Path) -> tuple[float, float]:
+    """The same bytes as 8 large files and as 4,096 small files."""
+    files = sorted(corpus.rglob("nccl.*.log"))
+    data = b"".join(p.read_bytes() for p in files)[: 256 << 20]
+    data = data[: data.rfind(b"\n") + 1]
+    out = {}
+    for count in (8, 4096):
+        d = HERE / "corpus" / f"split_{count}"
+        if not d.exists():
+            d.mkdir(parents=True)
+            step = len(data) // count
+            start = 0
+            for i in range(count):
+                end = len(data) if i == count - 1 else data.rfind(b"\n", start, start + step) + 1 or start + step
+                (d / f"part{i:05d}.log").write_bytes(data[start:end])
+                start = end
+        out[count] = _timed([sys.executable, "-m", "nccllens.cli", "analyze", str(d), "--format", "json",
+                             "--exit-zero"])[0]
+    return out[8], out[4096]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="one 100 MB corpus instead of 1 GiB and 10 GiB")
+    args = ap.parse_args()
+    corpora = QUICK if args.quick else CORPORA
+    patterns = _patterns_file()
+    rows = []
+    for name, spec in corpora.items():
+        corpus = _build(name, spec)
+        res = _analyze(corpus)
+        rg = _rg(corpus, patterns)
+        res["rg"] = rg
+        res["ratio"] = (rg / res["wall"]) if rg else None
+        rows.append((name, res))
+    large, small = _small_vs_large(_build(*next(iter(corpora.items()))))
+    lines = [
+        "# Benchmark results", "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.platform()}; ripgrep: {shutil.which('rg') or 'absent'}", "",
+        "| corpus | bytes | nccllens wall s | MB/s | peak RSS MiB | rg -c -f wall s | rg/nccllens | top finding | correct |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for name, r in rows:
+        rg = f"{r['rg']:.2f}" if r["rg"] else "n/a"
+        ratio = f"{r['ratio']:.2f}" if r["ratio"] else "n/a"
+        lines.append(f"| {name} | {r['bytes']:,} | {r['wall']:.2f} | {r['mbps']:.0f} | {r['rss_mib']:.0f} | {rg} | "
+                     f"{ratio} | {r['top']} | {r['correct']} |")
+    lines += ["", f"Same 256 MiB as 8 files: {large:.2f} s; as 4,096 files: {small:.2f} s "
+              f"(ratio {small / large:.2f})", ""]
+    text = "\n".join(lines)
+    print(text)
+    if not args.quick:
+        (HERE / "results.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()

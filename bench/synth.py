@@ -1,0 +1,173 @@
+"""Write the logs of a synthetic job of N ranks on H hosts, with one injected fault.
+
+    python bench/synth.py OUT --ranks 512 --hosts 64 --fault xid79 --bytes 1G
+
+Layout (what a user collects): ``<host>/console.log`` (torchrun console, ``[rankN]:`` prefixes),
+``<host>/nccl.<host>.<pid>.log`` (``NCCL_DEBUG_FILE`` per rank, NCCL_DEBUG=INFO with COLL),
+``<host>/dmesg.txt`` (``dmesg -T``), and ``expected.toml`` with the verdict the fault should get.
+Every file starts with a line saying it is synthetic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import synth_formats as f
+
+FAULTS = ("xid79", "gpu_oom", "exception", "divergence", "ib", "missing_node", "straggler", "host_oom", "none")
+T0 = datetime(2026, 11, 22, 1, 0, 0)
+TIMEOUT_MS = 600_000
+
+
+def _size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1].upper() in units else int(text)
+
+
+class Job:
+    def __init__(self, ranks: int, hosts: int, fault: str, seed: int):
+        self.n, self.h, self.fault = ranks, hosts, fault
+        self.local = ranks // hosts
+        rnd = random.Random(seed)
+        self.bad_host = rnd.randrange(1, hosts) if hosts > 1 else 0
+        self.bad_rank = self.bad_host * self.local + rnd.randrange(self.local)
+        self.fail_seq = 4000
+        self.t_fault = T0 + timedelta(minutes=30)
+        self.comm_id = f"{rnd.getrandbits(64):016x}"
+
+    def host(self, i: int) -> str:
+        return f"gpu-node-{i:03d}"
+
+    def pid(self, rank: int) -> int:
+        return 40000 + rank * 7
+
+    def ip(self, i: int) -> str:
+        return f"10.1.{i // 250}.{i % 250 + 1}"
+
+    def expected(self) -> dict:
+        bad_host, bad_rank = self.host(self.bad_host), self.bad_rank
+        return {
+            "xid79": ("gpu_hardware", [], [bad_host]),
+            "gpu_oom": ("gpu_oom", [bad_rank], [bad_host]),
+            "exception": ("application_error", [bad_rank], [bad_host]),
+            "divergence": ("rank_divergence", [bad_rank], [bad_host]),
+            "ib": ("ib_fabric", [], [bad_host]),
+            "missing_node": ("unknown", list(range(self.bad_host * self.local, (self.bad_host + 1) * self.local)), []),
+            "straggler": ("straggler", [], [bad_host]),
+            "host_oom": ("host_oom", [bad_rank], [bad_host]),
+            "none": ("none", [], []),
+        }[self.fault]
+
+
+def _write_rank_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> None:
+    hi, dev = divmod(rank, job.local)
+    host, pid = job.host(hi), job.pid(rank)
+    comm = f"0x55d0c8{rank % 4096:04x}0"
+    lines = f.nccl_init(host, pid, dev, rank, job.n, job.h, job.local, comm, job.comm_id, job.ip(hi))
+    with open(out / host / f"nccl.{host}.{pid}.log", "w") as fh:
+        fh.write(f.MARK)
+        fh.write("\n".join(lines) + "\n")
+        stop = job.fail_seq
+        if job.fault in ("xid79", "gpu_oom", "exception", "host_oom") and rank == job.bad_rank:
+            stop = job.fail_seq - 1
+        if job.fault == "none":
+            stop = job.fail_seq + 50
+        line_bytes = len(f.nccl_coll(host, pid, dev, 1, comm, job.n)) + 1
+        ops = max(stop, per_rank_bytes // line_bytes)
+        first = max(1, stop - ops + 1)
+        block = []
+        for op in range(first, stop + 1):
+            block.append(f.nccl_coll(host, pid, dev, op, comm, job.n))
+            if len(block) >= 20000:
+                fh.write("\n".join(block) + "\n")
+                block.clear()
+        if block:
+            fh.write("\n".join(block) + "\n")
+        if job.fault == "ib" and hi == job.bad_host:
+            fh.write("\n".join(f.ib_completion_warn(host, pid, dev, job.ip((hi + 1) % job.h))) + "\n")
+
+
+def _console(job: Job, hi: int, late: timedelta) -> list[str]:
+    host, agent = job.host(hi), 30000 + hi
+    t = T0 + late
+    lines = [f.pylog("W", t, agent, "torch/distributed/run.py:793") + "*" * 41,
+             f.pylog("W", t, agent, "torch/distributed/run.py:793") + "Setting OMP_NUM_THREADS environment variable "
+             "for each process to be 1 in default, to avoid your system being overloaded, please further tune the "
+             "variable for optimal performance in your application as needed. "]
+    for step in range(100, 1001, 100):
+        if hi == job.h - 1:
+            lines.append(f"[rank{job.n - 1}]: step {step} loss {2.0 + 1.0 / step:.4f}")  # the training script's own print
+    watch_t = job.t_fault + timedelta(milliseconds=TIMEOUT_MS + 17)
+    if job.fault in ("none", "straggler"):
+        return lines
+    for rank in range(hi * job.local, (hi + 1) * job.local):
+        if rank == job.bad_rank and job.fault in ("gpu_oom", "exception"):
+            exc = (["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
+                    "capacity of 79.10 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has "
+                    "77.86 GiB memory in use."] if job.fault == "gpu_oom" else ["KeyError: 'input_ids'"])
+            lines += f.traceback(rank, exc, [("/workspace/train.py", 212, "<module>", "main()"),
+                                             ("/workspace/train.py", 187, "main", "loss = step(model, batch)")])
+            continue
+        if rank == job.bad_rank and job.fault in ("xid79", "host_oom"):
+            continue
+        op = "BROADCAST" if (job.fault == "divergence" and rank == job.bad_rank) else "ALLREDUCE"
+        lines += f.watchdog(rank, watch_t, job.fail_seq, op, TIMEOUT_MS, job.fail_seq - 1)
+    end = watch_t + timedelta(seconds=3)
+    for lr in range(job.local):
+        rank = hi * job.local + lr
+        code = -9 if (job.fault == "host_oom" and rank == job.bad_rank) else -6
+        if rank == job.bad_rank and job.fault in ("gpu_oom", "exception"):
+            code = 1
+        lines.append(f.agent_failed(end, agent, code, lr, job.pid(rank)))
+    return lines
+
+
+def _dmesg(job: Job, hi: int) -> list[str]:
+    boot = T0 - timedelta(days=3)
+    lines = [f.dmesg_t(boot, "Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0) 11.4.0)"),
+             f.dmesg_t(boot + timedelta(seconds=12), "mlx5_core 0000:5e:00.0: Port module event: module 0, Cable plugged")]
+    if hi == job.bad_host and job.fault == "xid79":
+        lines += [f.dmesg_t(job.t_fault, m) for m in f.xid79(f"0000:{0x1b + (job.bad_rank % job.local) * 0x10:02x}:00")]
+    if hi == job.bad_host and job.fault == "host_oom":
+        lines.append(f.dmesg_t(job.t_fault, f.oom_kill(job.pid(job.bad_rank))))
+    return lines
+
+
+def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, seed: int = 7) -> Path:
+    job = Job(ranks, hosts, fault, seed)
+    per_rank = total_bytes // max(ranks, 1)
+    for hi in range(hosts):
+        if fault == "missing_node" and hi == job.bad_host:
+            continue
+        host_dir = out / job.host(hi)
+        host_dir.mkdir(parents=True, exist_ok=True)
+        late = timedelta(minutes=5) if (fault == "straggler" and hi == job.bad_host) else timedelta(0)
+        (host_dir / "console.log").write_text(f.MARK + "\n".join(_console(job, hi, late)) + "\n")
+        (host_dir / "dmesg.txt").write_text(f.MARK + "\n".join(_dmesg(job, hi)) + "\n")
+        for rank in range(hi * job.local, (hi + 1) * job.local):
+            _write_rank_nccl(job, rank, out, per_rank)
+    category, culprit_ranks, culprit_hosts = job.expected()
+    (out / "expected.toml").write_text(
+        f'{f.MARK}scenario = "synth_{fault}_{ranks}r"\nprovoked = "{fault} injected by bench/synth.py"\n'
+        f'category = "{category}"\nculprit_ranks = {culprit_ranks}\nculprit_hosts = {culprit_hosts!r}\n'
+        f'healthy = {str(fault == "none").lower()}\nsynthetic = true\n'.replace("'", '"'))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--ranks", type=int, default=8)
+    ap.add_argument("--hosts", type=int, default=2)
+    ap.add_argument("--fault", choices=FAULTS, default="xid79")
+    ap.add_argument("--bytes", default="1M", help="total size, e.g. 1G")
+    ap.add_argument("--seed", type=int, default=7)
+    a = ap.parse_args()
+    write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed)
+
+
+if __name__ == "__main__":
+    main()
