@@ -50,6 +50,7 @@ _DIST_BACKEND = re.compile(r"DistBackendError: ")
 _DESYNC = re.compile(r"Timeout at collective: (?P<op>\w+), #(?P<seq>\d+)|ranks \[(?P<lag>[\d, ]*)\] are the lagging ranks|"
                      r"\[(?P<ranks>[\d, ]+)\] (?:joined but didn't finish|finished collective #\d+, but didn't join)")
 _EXC_TYPE = re.compile(r"(?:^|[\s:])(?P<t>[A-Za-z_][\w.]*(?:::\w+)*(?:Error|Exception|EnforceNotMet)): ")
+_PRINTED_RANK = re.compile(r"\s*\[rank(?P<r>\d+)\] ")
 DEFAULT_LEVEL = {
     "torch.warning": "warning", "torch.dump": "error", "torch.heartbeat": "error", "torch.store_error": "error",
 }
@@ -168,6 +169,9 @@ def classify(body: str) -> dict | None:
             out.setdefault(key, value)
     if out["kind"] in ("torch.monitored_barrier", "torch.gloo_error") and "_group_rank" in out:
         out.setdefault("_self_rank", out["_group_rank"])  # gloo/wrapper "[Rank 0]: " names no PG
+    printed = _PRINTED_RANK.match(body)  # "[rank1] caught builtins.RuntimeError: ..." (a script's own print)
+    if printed:
+        out.setdefault("_self_rank", int(printed["r"]))
     exc = _EXC_TYPE.search(body)
     if exc:
         out.setdefault("exc_type", exc["t"])

@@ -190,5 +190,6 @@ def test_gloo_errors_timeout_peer_and_size():
     ])
     timeout, read, closed = run(text)
     assert (timeout["kind"], timeout["timeout_ms"], timeout["value"]) == ("torch.gloo_error", 10000, "recv timeout")
-    assert (read["peer"], read["exc_type"]) == ("[127.0.0.1]:41882", "builtins.RuntimeError")
+    assert (read["peer"], read["exc_type"], read["rank"]) == ("[127.0.0.1]:41882", "builtins.RuntimeError", 1)
+    assert timeout["rank"] == 0  # from the script's "[rank0] " print
     assert closed["peer"] == "[240.57.193.204]:49556" and closed["value"] == "connection closed by peer"
