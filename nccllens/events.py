@@ -88,8 +88,15 @@ def _clean(row: dict) -> dict:
     return out
 
 
+_EMPTY: pl.DataFrame | None = None
+
+
 def empty() -> pl.DataFrame:
-    return pl.DataFrame(schema=SCHEMA)
+    """An event table with no rows (built once: constructing a 36-column frame is not free)."""
+    global _EMPTY
+    if _EMPTY is None:
+        _EMPTY = pl.DataFrame(schema=SCHEMA)
+    return _EMPTY
 
 
 def from_rows(rows: Iterable[dict]) -> pl.DataFrame:

@@ -244,7 +244,8 @@ def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: P
     return rows
 
 
-PARALLEL_MIN_BYTES = 64 << 20  # below this, starting worker processes costs more than it saves
+PARALLEL_MIN_BYTES = 64 << 20  # below this (and PARALLEL_MIN_FILES), starting workers costs more than it saves
+PARALLEL_MIN_FILES = 2000
 
 
 def _extract_file(args: tuple) -> tuple[pl.DataFrame, InputFile]:
@@ -276,13 +277,14 @@ def extract(paths: list[str], rule_pattern: str | None = None, host: str | None 
     on_disk = [i for i, s in enumerate(sources) if s.fs_path is not None and not s.skipped]
     total = sum(sources[i].size or 0 for i in on_disk)
     workers = _workers() if workers is None else workers
-    if workers > 1 and len(on_disk) > 1 and total >= PARALLEL_MIN_BYTES:
+    if workers > 1 and len(on_disk) > 1 and (total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES):
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
         jobs = [(sources[i].path, sources[i].fs_path, pattern, rule_pattern, host, rank) for i in on_disk]
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            for i, result in zip(on_disk, pool.map(_extract_file, jobs, chunksize=4), strict=True):
+            chunk = max(1, min(64, len(jobs) // (workers * 8)))
+            for i, result in zip(on_disk, pool.map(_extract_file, jobs, chunksize=chunk), strict=True):
                 results[i] = result
     for i, source in enumerate(sources):
         if results[i] is None:
