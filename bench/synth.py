@@ -91,7 +91,7 @@ def _write_rank_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> Non
 
 
 def _console(job: Job, hi: int, late: timedelta) -> list[str]:
-    host, agent = job.host(hi), 30000 + hi
+    agent = 30000 + hi
     t = T0 + late
     lines = [f.pylog("W", t, agent, "torch/distributed/run.py:793") + "*" * 41,
              f.pylog("W", t, agent, "torch/distributed/run.py:793") + "Setting OMP_NUM_THREADS environment variable "

@@ -21,7 +21,8 @@ class Options:
 
 
 def load_rules(options: Options):
-    from nccllens.engine import load_rules as _load, select_rules
+    from nccllens.engine import load_rules as _load
+    from nccllens.engine import select_rules
 
     rules = _load([*options.rules_dirs])
     return select_rules(rules, select=list(options.select), ignore=list(options.ignore))

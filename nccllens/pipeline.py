@@ -176,7 +176,11 @@ def extract_source(source: Source, pattern: str, rule_pattern: str | None = None
             info.skipped = skip
             return ev.empty(), info
         if kind == "events_parquet":
-            events = _read_shard(first + b"".join(chunks))
+            try:
+                events = _read_shard(first + b"".join(chunks))
+            except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+                info.skipped = f"not a readable event shard ({str(exc).splitlines()[0][:120]})"
+                return ev.empty(), info
             info.events = events.height
             return events, info
         if kind in ("error_json", "flight_json", "flight_pickle"):

@@ -19,7 +19,7 @@ _RANK = re.compile(r"(?:^|[/_.-])rank[_-]?(\d{1,6})(?=$|[/_.-])", re.I)
 _NCCL_FILE = re.compile(r"(?:^|/)nccl[\w-]*[._]([A-Za-z][\w-]*?)[._](\d{2,8})(?:\.(?:log|txt|out))?$", re.I)
 _HOSTLIKE = re.compile(
     r"^(?:(?:node|host|gpu|worker|compute|master|server|dgx|hgx|cn|gn|ip|trainer|pod)[-_]?[a-z0-9][\w.-]*"
-    r"|[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+)$",
+    r"|[a-z]{2,}\d{2,}(?:[-.][a-z0-9]+)*)$",
     re.I,
 )
 _NOISE_WORDS = re.compile(

@@ -28,17 +28,19 @@ def _suffix(name: str) -> str:
 
 
 def looks_binary(head: bytes) -> bool:
+    """True for images, archives, executables and other non-text data (a few NULs are fine)."""
     if not head:
         return False
     sample = head[:8192]
     if sample.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"\x7fELF")):
         return True
-    nul = sample.count(0)
-    # real logs can carry a few NULs (torch output does); a binary is full of them
-    if nul > len(sample) // 10:
+    if sample.count(0) > len(sample) // 10:
         return True
-    text_like = sum(1 for b in sample if b in (9, 10, 13) or 32 <= b < 127 or b >= 128)
-    return text_like < len(sample) * 0.85
+    controls = sum(sample.count(bytes([b])) for b in range(32) if b not in (0, 9, 10, 13, 27))
+    if controls > len(sample) // 20:
+        return True
+    text = sample.decode("utf-8", errors="replace")
+    return text.count("\ufffd") > len(text) // 10
 
 
 def classify(name: str, head: bytes) -> tuple[str, str | None]:
@@ -47,7 +49,7 @@ def classify(name: str, head: bytes) -> tuple[str, str | None]:
     suffix = _suffix(name)
     if base == "error.json":
         return "error_json", None
-    if head[:4] == b"PAR1":
+    if head[:4] == b"PAR1" and base.endswith(".parquet"):
         return "events_parquet", None
     if head[:2] == b"\x80\x04" or head[:2] == b"\x80\x05" or head[:2] == b"\x80\x02":
         if _FR_NAME.search(name) or b"entries" in head[:4096] or b"version" in head[:4096]:
