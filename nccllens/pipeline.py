@@ -285,14 +285,17 @@ def extract(paths: list[str], rule_pattern: str | None = None, host: str | None 
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        jobs = [(sources[i].path, sources[i].fs_path, pattern, rule_pattern, host, rank) for i in on_disk]
+        jobs = [(sources[i].path, sources[i].fs_path, pattern, rule_pattern, None, None) for i in on_disk]
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
             chunk = max(1, min(64, len(jobs) // (workers * 8)))
             for i, result in zip(on_disk, pool.map(_extract_file, jobs, chunksize=chunk), strict=True):
                 results[i] = result
     for i, source in enumerate(sources):
         if results[i] is None:
-            results[i] = extract_source(source, pattern, rule_pattern, host, rank)
+            # --host/--rank describe standard input, which has no path to learn them from
+            stdin = source.path == "<stdin>"
+            results[i] = extract_source(source, pattern, rule_pattern, host if stdin else None,
+                                        rank if stdin else None)
     frames = [r[0] for r in results]
     infos = [r[1] for r in results]
     return ev.sort(attribute(ev.concat(frames))), infos

@@ -96,3 +96,15 @@ def test_any_bytes_go_through_extraction(data, name):
     events, info = extract_source(Source(name, lambda: iter([data]), len(data)), combined_prefilter())
     assert tuple(events.columns) == COLUMNS
     assert info.events == events.height
+
+
+def test_stdin_takes_host_and_rank_hints(monkeypatch):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"KeyError: 'missing_batch_key'\n" + TRACEBACK.encode())))
+    events, inputs = extract(["-"], host="gpu-node-09", rank=7)
+    assert inputs[0].path == "<stdin>"
+    tb = events.filter(pl.col("kind") == "python.traceback").row(0, named=True)
+    assert (tb["host"], tb["rank"]) == ("gpu-node-09", 1)  # the line's own [rank1]: wins over the hint
+    assert events.filter(pl.col("rank") == 7).height >= 1
