@@ -102,7 +102,12 @@ def _fill_defaults(event: dict, line: Line | None) -> dict:
 def _parse_block(df: pl.DataFrame, pattern: str, rule_pattern: str | None, ctx: FileContext,
                  hints: PathHints) -> list[dict]:
     df = df.with_row_index("row")
-    survivors = df.filter(pl.col("raw").str.contains(pattern))
+    return parse_survivors(df, df.filter(pl.col("raw").str.contains(pattern)), rule_pattern, ctx, hints)
+
+
+def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: str | None, ctx: FileContext,
+                    hints: PathHints) -> list[dict]:
+    """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
     if not survivors.height:
         return []
     lines: list[Line] = []
@@ -252,15 +257,39 @@ PARALLEL_MIN_BYTES = 64 << 20  # below this (and PARALLEL_MIN_FILES), starting w
 PARALLEL_MIN_FILES = 2000
 
 
-def _extract_file(args: tuple) -> tuple[pl.DataFrame, InputFile]:
-    """Worker entry point: one plain or gzip file on disk (picklable arguments only)."""
+def _extract_job(args: tuple) -> list[tuple[pl.DataFrame, InputFile]]:
+    """Worker entry point: a batch of files on disk (picklable arguments only)."""
     from pathlib import Path
 
     from nccllens.ingest.sources import _file_sources
+    from nccllens.pipeline_batch import extract_small
 
-    display, fs_path, pattern, rule_pattern, host, rank = args
-    (source,) = list(_file_sources(Path(fs_path), display))
-    return extract_source(source, pattern, rule_pattern, host, rank)
+    files, pattern, rule_pattern = args
+    sources = [next(_file_sources(Path(fs), display)) for display, fs in files]
+    if len(sources) == 1:
+        return [extract_source(sources[0], pattern, rule_pattern)]
+    return extract_small(sources, pattern, rule_pattern, _year_for)
+
+
+def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
+    """Group sources into jobs: each large file alone, small plain files in batches."""
+    from nccllens.pipeline_batch import SMALL
+
+    jobs, batch, batch_bytes = [], [], 0
+    for i in indices:
+        s = sources[i]
+        small = (s.size or 0) <= SMALL and not s.path.lower().endswith(".gz")
+        if not small:
+            jobs.append([i])
+            continue
+        batch.append(i)
+        batch_bytes += s.size or 0
+        if len(batch) >= 256 or batch_bytes >= (16 << 20):
+            jobs.append(batch)
+            batch, batch_bytes = [], 0
+    if batch:
+        jobs.append(batch)
+    return jobs
 
 
 def _workers() -> int:
@@ -280,16 +309,20 @@ def extract(paths: list[str], rule_pattern: str | None = None, host: str | None 
     results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     on_disk = [i for i, s in enumerate(sources) if s.fs_path is not None and not s.skipped]
     total = sum(sources[i].size or 0 for i in on_disk)
+    jobs = _jobs(sources, on_disk)
+    args = [([(sources[i].path, sources[i].fs_path) for i in job], pattern, rule_pattern) for job in jobs]
     workers = _workers() if workers is None else workers
-    if workers > 1 and len(on_disk) > 1 and (total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES):
+    if workers > 1 and len(jobs) > 1 and (total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES):
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        jobs = [(sources[i].path, sources[i].fs_path, pattern, rule_pattern, None, None) for i in on_disk]
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            chunk = max(1, min(64, len(jobs) // (workers * 8)))
-            for i, result in zip(on_disk, pool.map(_extract_file, jobs, chunksize=chunk), strict=True):
-                results[i] = result
+            outputs = list(pool.map(_extract_job, args))
+    else:
+        outputs = [_extract_job(a) for a in args]
+    for job, output in zip(jobs, outputs, strict=True):
+        for i, result in zip(job, output, strict=True):
+            results[i] = result
     for i, source in enumerate(sources):
         if results[i] is None:
             # --host/--rank describe standard input, which has no path to learn them from
