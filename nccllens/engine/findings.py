@@ -1,0 +1,117 @@
+"""Turn a rule hit into a report Finding: text in the chosen language, culprits, evidence."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from nccllens.engine.match import RuleHit
+from nccllens.engine.validate import PLACEHOLDER_RE
+from nccllens.report.model import Evidence, Finding
+
+EVIDENCE_LINES = 5
+UNKNOWN = "?"
+
+
+def compact_ranks(ranks: list[int]) -> str:
+    """``[0, 1, 2, 3, 8]`` -> ``0-3,8``; runs of three or more become a range."""
+    values = sorted(set(ranks))
+    parts: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{values[i]}-{values[j]}")
+        else:
+            parts.extend(str(v) for v in values[i : j + 1])
+        i = j + 1
+    return ",".join(parts)
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else None
+
+
+def _distinct(events: pl.DataFrame, column: str) -> list:
+    """Distinct non-null values of ``column``, in order of first appearance."""
+    return events[column].drop_nulls().unique(maintain_order=True).to_list()
+
+
+def placeholder_values(events: pl.DataFrame) -> dict[str, Any]:
+    """What ``{name}`` stands for: summaries of the hit, and each column's first stated value."""
+    first = {
+        column: (series[0] if len(series) else None)
+        for column in events.columns
+        for series in [events[column].drop_nulls()]
+    }
+    ranks = sorted(_distinct(events, "rank"))
+    hosts = _distinct(events, "host")
+    ts = events["ts"].drop_nulls()
+    values = dict(first)
+    values.update(
+        ranks=compact_ranks(ranks) if ranks else None,
+        hosts=", ".join(sorted(hosts)) if hosts else None,
+        first_seen=_iso(ts.min()) if len(ts) else None,
+        count=events.height,
+    )
+    return values
+
+
+def interpolate(text: str, values: dict[str, Any]) -> str:
+    """Replace ``{name}``; unknown or null names render as ``?``; ``{{``/``}}`` are literal braces."""
+
+    def one(m) -> str:
+        if m.group(0) == "{{":
+            return "{"
+        if m.group(0) == "}}":
+            return "}"
+        value = values.get(m.group(1))
+        if value is None:
+            return UNKNOWN
+        return _iso(value) or str(value)
+
+    return PLACEHOLDER_RE.sub(one, text)
+
+
+def evidence_of(events: pl.DataFrame, limit: int = EVIDENCE_LINES) -> list[Evidence]:
+    rows = events.head(limit).select("file", "line", "raw", "message", "rank", "host", "ts").iter_rows(named=True)
+    return [
+        Evidence(
+            file=r["file"] or "",
+            line=int(r["line"] or 0),
+            text=r["raw"] if r["raw"] is not None else (r["message"] or ""),
+            rank=r["rank"],
+            host=r["host"],
+            ts=_iso(r["ts"]),
+        )
+        for r in rows
+    ]
+
+
+def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
+    """A Finding (``id`` left empty: the ranking numbers findings) for one fired rule."""
+    rule, events = hit.rule, hit.events
+    text = rule.text_for(lang)
+    values = placeholder_values(events)
+    return Finding(
+        id="",
+        rule=rule.id,
+        category=rule.category,
+        severity=rule.severity,
+        role=rule.role,
+        confidence=rule.confidence,
+        title=interpolate(text.title, values),
+        summary=interpolate(text.summary, values),
+        remediation=interpolate(text.remediation, values),
+        ranks=sorted(_distinct(events, "rank")),
+        hosts=sorted(_distinct(events, "host")),
+        first_seen=values["first_seen"],
+        evidence=evidence_of(events),
+        explains=[*rule.explains_rules, *rule.explains_categories],
+        count=events.height,
+        references=list(rule.references),
+    )

@@ -1,0 +1,151 @@
+"""Run rules over the event table: one polars pass for every rule, then the aggregate conditions.
+
+Per event, a rule selects ``kind in kinds AND message contains pattern AND every where``. All rules
+are evaluated together in one ``select`` (no Python loop over events). Per rule that selected
+anything, the aggregate conditions decide whether it fires: ``min_ranks``, ``min_hosts``,
+``single_host``, then the conditions on other rules (``requires``, ``absent``, ``before``,
+``after``), resolved in dependency order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from nccllens.engine.patterns import combine
+from nccllens.engine.rule import Rule
+
+_OPS = {
+    "lt": lambda c, v: c < v,
+    "le": lambda c, v: c <= v,
+    "gt": lambda c, v: c > v,
+    "ge": lambda c, v: c >= v,
+    "ne": lambda c, v: c != v,
+}
+EARLIEST_FIRST = (["ts", "file", "line"], {"nulls_last": True, "maintain_order": True})
+
+
+@dataclass
+class RuleHit:
+    rule: Rule
+    events: pl.DataFrame  # the matched events, earliest first
+
+
+def combined_pattern(rules: list[Rule]) -> str:
+    """The OR of every rule's pattern (the pipeline's prefilter); empty when no rule has one."""
+    return combine([r.match.pattern for r in rules if r.match.pattern])
+
+
+def where_expr(column: str, condition: Any) -> pl.Expr:
+    col = pl.col(column)
+    if isinstance(condition, dict):
+        exprs = [_OPS[op](col, value) for op, value in condition.items()]
+        return pl.all_horizontal(exprs)
+    if isinstance(condition, list):
+        return col.is_in(condition)
+    return col == condition
+
+
+def rule_expr(rule: Rule) -> pl.Expr:
+    """True for the events ``rule`` selects (null-safe: a null column never matches)."""
+    parts: list[pl.Expr] = []
+    spec = rule.match
+    if spec.kinds:
+        parts.append(pl.col("kind").is_in(list(spec.kinds)))
+    if spec.pattern:
+        parts.append(pl.col("message").str.contains(spec.pattern))
+    parts += [where_expr(column, cond) for column, cond in spec.where.items()]
+    expr = pl.all_horizontal(parts) if parts else pl.lit(False)
+    return expr.fill_null(False)
+
+
+def sort_earliest_first(events: pl.DataFrame) -> pl.DataFrame:
+    columns, options = EARLIEST_FIRST
+    return events.sort(columns, **options)
+
+
+def _spread_ok(rule: Rule, events: pl.DataFrame) -> bool:
+    spec = rule.match
+    ranks = events["rank"].drop_nulls().n_unique()
+    hosts = events["host"].drop_nulls().n_unique()
+    if ranks < spec.min_ranks or hosts < spec.min_hosts:
+        return False
+    return not (spec.single_host and hosts > 1)
+
+
+def _first(events: pl.DataFrame) -> tuple[datetime | None, tuple[str, int]]:
+    """When a hit starts: its earliest timestamp, and its first (file, line)."""
+    ts = events["ts"].drop_nulls()
+    first_ts = ts.min() if len(ts) else None
+    placed = events.select("file", "line").drop_nulls().sort(["file", "line"])
+    spot = (placed["file"][0], placed["line"][0]) if placed.height else ("", 0)
+    return first_ts, spot
+
+
+def _precedes(a: pl.DataFrame, b: pl.DataFrame) -> bool:
+    """Did hit ``a`` start before hit ``b``? By timestamp; by file/line where one has none or they tie."""
+    (a_ts, a_spot), (b_ts, b_spot) = _first(a), _first(b)
+    if a_ts is not None and b_ts is not None and a_ts != b_ts:
+        return a_ts < b_ts
+    return a_spot < b_spot
+
+
+class _Resolver:
+    """Decides which selected rules fire, following requires/absent/before/after between rules."""
+
+    def __init__(self, rules: list[Rule], selected: dict[str, pl.DataFrame]) -> None:
+        self.by_name = {name: r.id for r in rules for name in r.names()}
+        self.rules = {r.id: r for r in rules}
+        self.selected = selected
+        self.base = {rid: _spread_ok(self.rules[rid], ev) for rid, ev in selected.items()}
+        self.decided: dict[str, bool] = {}
+        self.visiting: set[str] = set()
+
+    def fires(self, name: str) -> bool:
+        rid = self.by_name.get(name)
+        if rid is None or not self.base.get(rid, False):
+            return False
+        if rid in self.decided:
+            return self.decided[rid]
+        if rid in self.visiting:  # a cycle between rules: fall back to the rule's own events
+            return True
+        self.visiting.add(rid)
+        ok = self._relations_ok(self.rules[rid])
+        self.visiting.discard(rid)
+        self.decided[rid] = ok
+        return ok
+
+    def _relations_ok(self, rule: Rule) -> bool:
+        spec, mine = rule.match, self.selected[rule.id]
+        if not all(self.fires(name) for name in spec.requires):
+            return False
+        if any(self.fires(name) for name in spec.absent):
+            return False
+        for other, mine_first in ((spec.before, True), (spec.after, False)):
+            if not other:
+                continue
+            if not self.fires(other):
+                return False
+            theirs = self.selected[self.by_name[other]]
+            if not (_precedes(mine, theirs) if mine_first else _precedes(theirs, mine)):
+                return False
+        return True
+
+
+def evaluate(rules: list[Rule], events: pl.DataFrame) -> list[RuleHit]:
+    """The rules that fire on ``events``, each with its matched events; ordered by rule id."""
+    if not rules or events.height == 0:
+        return []
+    masks = events.select([rule_expr(r).alias(f"_{i}") for i, r in enumerate(rules)])
+    counts = masks.sum().row(0)
+    selected = {
+        rule.id: sort_earliest_first(events.filter(masks[f"_{i}"]))
+        for i, (rule, count) in enumerate(zip(rules, counts, strict=True))
+        if count
+    }
+    resolver = _Resolver(rules, selected)
+    hits = [RuleHit(r, selected[r.id]) for r in rules if r.id in selected and resolver.fires(r.id)]
+    return sorted(hits, key=lambda h: h.rule.id)
