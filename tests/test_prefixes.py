@@ -42,6 +42,9 @@ def test_prefixes_are_stripped_and_attributed(raw, starts, host, rank, local_ran
     "time      : 2026-11-22_02:46:57",  # failure-table field, not a host
     "Error: something",
     "iter 1: RuntimeError: Expected to have finished reduction",
+    # real: shared/reference/dmesg_xid.md §2.3 (kernel device names are not pdsh host prefixes)
+    "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 20034, Fatal, Link 30 LTSSM Fault Up",
+    "ib0: Lost carrier",
 ])
 def test_message_text_is_not_mistaken_for_a_prefix(raw):
     assert strip(raw).message == raw

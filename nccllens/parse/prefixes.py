@@ -20,7 +20,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("pdsh", re.compile(r"([A-Za-z][\w-]*(?:\.[\w-]+)*): ")),
 ]
 _HOSTY = re.compile(r"^(?=.*[\d-])[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*$")
-_NOT_PDSH = re.compile(r"^(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note)\d*$", re.I)
+_NOT_PDSH = re.compile(
+    r"^(?:(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note)\d*"
+    r"|nvidia-\S*|nvswitch\d*|mlx\d\S*|ib\d+\S*|eth\d+\S*|en[opsx]\S*|bond\d+\S*|nvme\S*|sd[a-z]+\d*"
+    r"|docker\d*|veth\S*|lo\d*|usb\d\S*|pci\S*|acpi\S*|cpu\d+|node-exporter)$", re.I)
 GLUED = re.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ])")
 
 
