@@ -99,8 +99,8 @@ def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
     loaded: list[_Loaded] = []
     for directory, report in wanted.items():
         if not directory.exists():
-            loaded.append(_Loaded(directory, str(directory), "", None,
-                                  [Problem(str(directory), 0, "no such rule directory")], report))
+            shown = display_path(directory)
+            loaded.append(_Loaded(directory, shown, "", None, [Problem(shown, 0, "no such rule directory")], report))
             continue
         loaded.extend(_read(path, report) for path in _rule_files(directory))
     _check_patterns(loaded)
