@@ -68,7 +68,7 @@ def events(
     paths: list[str] = PathsArg,
     kind: list[str] = typer.Option([], "--kind", "-k", help="Only events of this kind (or family.*), repeatable."),
     rank: list[int] = typer.Option([], "--rank", "-r", help="Only events of this global rank, repeatable."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write .parquet, .csv or .jsonl; a folder/ gets Parquet shards."),
+    output: str | None = typer.Option(None, "--output", "-o", help="Write .parquet, .csv or .jsonl; a folder/ gets Parquet shards."),
     host: str | None = typer.Option(None, "--host", help="Host name for input without one (stdin)."),
 ) -> None:
     """Show the normalized event table, or write it as Parquet, CSV or JSON lines."""

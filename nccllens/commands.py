@@ -71,7 +71,7 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
     return 1 if worst >= _RANK[fail_on] else 0
 
 
-def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: Path | None, host: str | None) -> int:
+def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
     from nccllens.event_io import filter_events, show, write_events
     from nccllens.pipeline import extract
 

@@ -32,9 +32,12 @@ def show(events: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_events(events: pl.DataFrame, output: Path) -> None:
+def write_events(events: pl.DataFrame, output: str | Path) -> None:
+    """Write the table; a path ending in / (or an existing folder) gets one Parquet shard per file."""
     meta = {"nccllens.events_schema_version": str(EVENTS_SCHEMA_VERSION)}
-    if str(output).endswith(("/", "\\")) or output.is_dir():
+    as_dir = str(output).endswith(("/", "\\"))
+    output = Path(output)
+    if as_dir or output.is_dir():
         output.mkdir(parents=True, exist_ok=True)
         for i, (_, shard) in enumerate(sorted(events.partition_by("file", as_dict=True).items(),
                                               key=lambda kv: str(kv[0]))):
