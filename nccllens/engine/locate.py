@@ -43,6 +43,7 @@ class KeyLines:
                 if header.group(1) == "[[":
                     index = counters.get(name, -1) + 1
                     counters[name] = index
+                    self.lines.setdefault(name, number)
                     table = (*name, index)
                 else:
                     table = name
