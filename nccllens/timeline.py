@@ -1,0 +1,108 @@
+"""Make timestamps of different styles comparable, and say how far they can be trusted.
+
+- ``no_year`` (glog ``MMDD``, syslog ``Mon DD``): the parser guessed the year from the file's
+  modification time; when the same job printed absolute timestamps elsewhere (torchrun failure
+  tables ``%Y-%m-%d_%H:%M:%S``, kubectl/ISO prefixes, flight-recorder wall clocks) their year wins,
+  with a December/January wrap.
+- ``boot`` (dmesg seconds since boot, in ``ts_rel``): anchored when a line of the same file also
+  states a wall clock (kern.log/journal lines carry both), or when the same kernel message appears
+  with a wall clock in another file of the same host (a ``dmesg -T`` twin). Otherwise ``ts`` stays
+  null and :func:`clock_notes` says so.
+
+Everything is vectorised; ``normalize`` is idempotent and keeps the schema.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+HALF_YEAR_DAYS = 183
+
+
+def _reference_year(events: pl.DataFrame) -> int | None:
+    absolute = events.filter((pl.col("ts_kind") == "absolute") & pl.col("ts").is_not_null())
+    if not absolute.height:
+        return None
+    years = absolute["ts"].dt.year()
+    return int(years.mode().sort()[-1])
+
+
+def _fix_years(events: pl.DataFrame, year: int) -> pl.DataFrame:
+    ts = pl.col("ts")
+    moved = pl.datetime(pl.lit(year), ts.dt.month(), ts.dt.day(), ts.dt.hour(), ts.dt.minute(), ts.dt.second(),
+                        ts.dt.microsecond(), time_unit="us")
+    anchor = events.filter(pl.col("ts_kind") == "absolute")["ts"].drop_nulls().median()
+    fixed = moved
+    if anchor is not None:
+        days = (moved - pl.lit(anchor)).dt.total_days()
+        fixed = (pl.when(days > HALF_YEAR_DAYS).then(moved.dt.offset_by("-1y"))
+                 .when(days < -HALF_YEAR_DAYS).then(moved.dt.offset_by("1y")).otherwise(moved))
+    return events.with_columns(
+        pl.when((pl.col("ts_kind") == "no_year") & ts.is_not_null()).then(fixed).otherwise(ts).alias("ts"))
+
+
+def _boot_offsets(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per file and per host: wall-clock time of boot (ts - ts_rel), median over matching lines."""
+    both = events.filter(pl.col("ts_rel").is_not_null() & pl.col("ts").is_not_null()
+                         & (pl.col("ts_kind") == "boot"))
+    boot = pl.col("ts") - pl.duration(microseconds=(pl.col("ts_rel") * 1e6).cast(pl.Int64))
+    per_file = both.group_by("file").agg(boot.median().alias("boot_file"))
+    unanchored = events.filter(pl.col("ts_rel").is_not_null() & pl.col("ts").is_null()
+                               & (pl.col("ts_kind") == "boot") & pl.col("host").is_not_null())
+    walls = events.filter(pl.col("ts").is_not_null() & pl.col("ts_rel").is_null() & (pl.col("family") == "kernel")
+                          & pl.col("host").is_not_null()).select("host", "message", pl.col("ts").alias("wall"))
+    twins = unanchored.select("host", "message", "ts_rel").join(walls, on=["host", "message"], how="inner")
+    twin_boot = pl.col("wall") - pl.duration(microseconds=(pl.col("ts_rel") * 1e6).cast(pl.Int64))
+    per_host = twins.group_by("host").agg(twin_boot.median().alias("boot_host"))
+    return per_file, per_host
+
+
+def _anchor_boot(events: pl.DataFrame) -> pl.DataFrame:
+    if not events.filter(pl.col("ts_kind") == "boot").height:
+        return events
+    per_file, per_host = _boot_offsets(events)
+    out = events.join(per_file, on="file", how="left").join(per_host, on="host", how="left")
+    offset = pl.duration(microseconds=(pl.col("ts_rel") * 1e6).cast(pl.Int64))
+    anchored = pl.coalesce(pl.col("boot_file"), pl.col("boot_host")) + offset
+    out = out.with_columns(
+        pl.when((pl.col("ts_kind") == "boot") & pl.col("ts").is_null() & pl.col("ts_rel").is_not_null())
+        .then(anchored).otherwise(pl.col("ts")).alias("ts"))
+    return out.select(events.columns)
+
+
+def normalize(events: pl.DataFrame) -> pl.DataFrame:
+    """The same events with comparable ``ts`` (see module docstring)."""
+    if not events.height:
+        return events
+    year = _reference_year(events)
+    if year is not None and events.filter(pl.col("ts_kind") == "no_year").height:
+        events = _fix_years(events, year)
+    return _anchor_boot(events)
+
+
+def clock_notes(events: pl.DataFrame, lang: str = "en") -> list[str]:
+    """One note per host whose times are uncertain, plus one when hosts' clocks are compared."""
+    if not events.height:
+        return []
+    zh = lang == "zh"
+    notes: list[str] = []
+    styles = (events.filter(pl.col("ts_kind").is_not_null())
+              .group_by("host").agg(pl.col("ts_kind").unique().sort().alias("kinds"),
+                                    (pl.col("ts_kind").eq("boot") & pl.col("ts").is_null()).sum().alias("loose"))
+              .sort("host", nulls_last=True))
+    has_absolute = events.filter(pl.col("ts_kind") == "absolute").height > 0
+    for row in styles.iter_rows(named=True):
+        host = row["host"] or ("未知主机" if zh else "unknown host")
+        if row["loose"]:
+            notes.append(f"{host}：{row['loose']} 条内核日志只有开机秒数（dmesg），无法与其他日志对齐时间" if zh else
+                         f"{host}: {row['loose']} kernel line(s) carry only seconds since boot (dmesg) and nothing "
+                         "anchors them to the wall clock; they are not ordered against other logs")
+        if "no_year" in row["kinds"] and not has_absolute:
+            notes.append(f"{host}：时间戳没有年份，年份为推测值" if zh else
+                         f"{host}: timestamps print no year; the year is a guess from the file date")
+    hosts = styles["host"].drop_nulls().n_unique()
+    if hosts > 1:
+        notes.append("不同主机的时钟未必同步：跨主机相差一秒以内的先后顺序不可靠" if zh else
+                     "clocks of different hosts are not known to be synchronised: a cross-host order "
+                     "within about a second is uncertain")
+    return notes
