@@ -1,0 +1,87 @@
+"""The NCCL log-line prefix, every generation (shared/reference/nccl_logs.md §1.1).
+
+``split_prefix(message)`` returns a :class:`NcclPrefix` (or None when the line is not an NCCL line):
+
+- INFO   ``host:pid:tid [dev] NCCL INFO <body>``
+- WARN   ``host:pid:tid [dev] FILE:LINE NCCL WARN <body>``; 2.30.7 adds ``(FUNC)`` after FILE:LINE
+- TRACE  ``host:pid:tid [dev] <elapsed ms> FUNC:LINE NCCL TRACE <body>``
+- CALL   ``host:pid:tid NCCL CALL <body>`` (2.13+, no ``[dev]``)
+- 2.26+: an optional ``[YYYY-MM-DD HH:MM:SS(.f)] `` wall-clock stamp before the host
+- the bare banner ``NCCL version 2.x.y+cudaX.Y`` (no host prefix; 2.26+ may stamp it too)
+
+``[dev]`` is the CUDA device of the calling thread, never the rank: it is parsed and dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+_STAMP = r"\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?"
+
+_LINE = re.compile(
+    r"(?:" + _STAMP + r")?"
+    r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) "
+    r"(?:\[(?P<dev>-?\d+)\] )?"
+    r"(?:(?P<elapsed>\d+\.\d+) )?"
+    r"(?:(?P<src>[^\s:]+):(?P<srcline>\d+) (?:\((?P<func>[^)]*)\) )?)?"
+    r"NCCL (?P<lvl>INFO|WARN|TRACE|CALL)(?: (?P<body>.*))?$"
+)
+_BANNER = re.compile(r"^(?:" + _STAMP + r")?(?P<body>NCCL version \d+\.\d+\.\d+\S*\+cuda\d+\.\d+.*)$")
+
+_LEVELS = {"INFO": "info", "WARN": "warning", "TRACE": "trace", "CALL": "info"}
+
+
+@dataclass(slots=True)
+class NcclPrefix:
+    kind: str  # INFO, WARN, TRACE, CALL or BANNER
+    body: str
+    host: str | None = None
+    pid: int | None = None
+    tid: int | None = None
+    src: str | None = None  # WARN: FILE:LINE; TRACE: FUNC:LINE
+    func: str | None = None  # 2.30.7 WARN (FUNC)
+    elapsed_ms: float | None = None  # TRACE
+    ts: datetime | None = None  # 2.26+ wall clock, local time as printed
+
+    @property
+    def level(self) -> str:
+        return _LEVELS.get(self.kind, "info")
+
+
+def parse_stamp(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    text = text.replace(",", ".").replace("T", " ")
+    head, _, frac = text.partition(".")
+    try:
+        ts = datetime.strptime(head, "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
+    if frac.isdigit():
+        ts = ts.replace(microsecond=int((frac + "000000")[:6]))
+    return ts
+
+
+def split_prefix(message: str) -> NcclPrefix | None:
+    """Find the NCCL prefix anywhere in ``message`` (a launcher prefix may remain in front)."""
+    m = _LINE.search(message)
+    if m is None:
+        b = _BANNER.match(message.strip())
+        if b is None:
+            return None
+        return NcclPrefix("BANNER", b["body"].strip(), ts=parse_stamp(b["ts"]))
+    src = f"{m['src']}:{m['srcline']}" if m["src"] else None
+    elapsed = float(m["elapsed"]) if m["elapsed"] else None
+    return NcclPrefix(
+        kind=m["lvl"],
+        body=(m["body"] or "").rstrip(),
+        host=m["host"],
+        pid=int(m["pid"]),
+        tid=int(m["tid"]),
+        src=src,
+        func=m["func"],
+        elapsed_ms=elapsed,
+        ts=parse_stamp(m["ts"]),
+    )
