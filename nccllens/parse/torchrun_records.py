@@ -1,0 +1,158 @@
+"""Multi-line torchrun records, read forward with ``ctx.following`` from their first line.
+
+- the launch config block (``Starting elastic_operator with launch configs:`` + ``  key : value``);
+- the rendezvous result (``Rendezvous complete for workers. Result:`` + ``  key=value``);
+- the ChildFailedError table (``Failures:`` / ``Root Cause (first observed failure):`` sections,
+  and the older ``Other Failures:`` / ``Root Cause:`` ones), one event per ``[i]:`` entry.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from nccllens.parse.base import FileContext, Line
+from nccllens.parse.headers import split_header
+from nccllens.parse.python import dedent, fold_traceback
+from nccllens.parse.torchrun_agent import signal_for_exit
+
+CONFIG_START = re.compile(r"Starting elastic_operator with launch configs:")
+RESULT_START = re.compile(r"\[(?P<role>[^\]]+)\] Rendezvous complete for workers\. Result:")
+SECTION = re.compile(r"^\s*(?P<name>Root Cause \(first observed failure\)|Root Cause|Failures|Other Failures):\s*$")
+
+MAX_CONFIG_LINES = 40
+MAX_RESULT_LINES = 20
+MAX_TABLE_LINES = 2000
+MAX_DETAIL_CHARS = 2000
+
+_CONFIG_ROW = re.compile(r"^\s+(?P<key>\w+)\s*: ?(?P<value>.*?)\s*$")
+_RESULT_ROW = re.compile(r"^\s+(?P<key>\w+)=(?P<value>.*?)\s*$")
+_ENTRY = re.compile(r"^\[(?P<idx>\d+)\]:\s*$")
+_FIELD = re.compile(r"^\s{1,4}(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(?P<value>.*)$")
+_BORDER = re.compile(r"^\s*(?:={5,}|-{5,}|\*{5,})\s*$")
+_RANK = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<lr>-?\d+)\))?")
+_EXIT = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?(?:\s+\((?P<sig>SIG\w+)\))?")
+_ATTEMPT = re.compile(r"attempt_(?P<attempt>\d+)/(?P<lr>\d+)/[^/]*$")
+_NA = "<N/A>"
+
+
+def _body(line: Line, year: int | None) -> str:
+    return split_header(line.message, year)[1]
+
+
+def _at(line: Line) -> dict:
+    """Event fields that place an event on ``line`` (not on the record's first line)."""
+    return {"file": line.file, "line": line.line, "raw": line.raw}
+
+
+def config_events(line: Line, ctx: FileContext) -> list[dict]:
+    events = []
+    for row in ctx.following(line, MAX_CONFIG_LINES):
+        m = _CONFIG_ROW.match(_body(row, ctx.year))
+        if not m:
+            break
+        events.append({**_at(row), "kind": "torchrun.config", "key": m["key"], "value": m["value"],
+                       "message": f"{m['key']} : {m['value']}"})
+    return events
+
+
+def result_event(line: Line, m: re.Match, ctx: FileContext) -> dict:
+    fields: dict[str, str] = {}
+    for row in ctx.following(line, MAX_RESULT_LINES):
+        row_match = _RESULT_ROW.match(_body(row, ctx.year))
+        if not row_match:
+            break
+        fields[row_match["key"]] = row_match["value"]
+    event = {"kind": "torchrun.rendezvous", "value": "complete", "key": m["role"],
+             "detail": ", ".join(f"{k}={v}" for k, v in fields.items()) or None}
+    if fields.get("restart_count", "").isdigit():
+        event["attempt"] = int(fields["restart_count"])
+    sizes = re.findall(r"\d+", fields.get("global_world_sizes", ""))
+    if sizes:
+        event["nranks"] = int(sizes[0])
+    if fields.get("master_addr") and fields.get("master_port"):
+        event["peer"] = f"{fields['master_addr']}:{fields['master_port']}"
+    return event
+
+
+def _table_ts(text: str) -> datetime | None:
+    for fmt in ("%Y-%m-%d_%H:%M:%S", "%Y-%m-%d_%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_DETAIL_CHARS:
+        return text
+    first = text.split("\n", 1)[0]
+    return first + "\n…\n" + text[-(MAX_DETAIL_CHARS - len(first) - 3):]
+
+
+def _entry_event(section: str, idx: str, first: Line, fields: dict[str, str], tb_lines: list[str]) -> dict:
+    root = section.startswith("Root Cause")
+    event = {**_at(first), "kind": "torchrun.root_cause" if root else "torchrun.failure",
+             "level": "error", "local_rank": None}
+    m = _RANK.match(fields.get("rank", ""))
+    if m:
+        event["rank"] = int(m["rank"])
+        event["local_rank"] = int(m["lr"]) if m["lr"] is not None else None
+    m = _EXIT.match(fields.get("exitcode", ""))
+    if m:
+        event["exit_code"] = int(m["code"])
+        event["pid"] = int(m["pid"]) if m["pid"] else None
+        event["signal"] = m["sig"] or signal_for_exit(event["exit_code"])
+    if fields.get("host"):
+        event["host"] = fields["host"].strip()
+    ts = _table_ts(fields.get("time", ""))
+    if ts is not None:
+        event["ts"], event["ts_kind"] = ts, "absolute"
+    error_file = fields.get("error_file", "").strip()
+    if error_file and error_file != _NA:
+        event["value"] = error_file
+        m = _ATTEMPT.search(error_file)
+        if m:
+            event["attempt"] = int(m["attempt"])
+    traceback = "\n".join([fields.get("traceback", fields.get("msg", "")).strip(), *tb_lines]).strip()
+    if traceback:
+        event["detail"] = _clip(traceback)
+    if tb_lines and traceback.startswith("Traceback"):
+        folded = fold_traceback(tb_lines)
+        event["exc_type"] = folded.exc_type
+    parts = [f"{section}: [{idx}] rank {fields.get('rank', '?').strip()}",
+             f"exitcode {fields.get('exitcode', '?').strip()}"]
+    event["message"] = " ".join(", ".join(parts).split())
+    return event
+
+
+def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
+    """One event per ``[i]:`` entry of the section that starts at ``line``."""
+    events: list[dict] = []
+    first: Line | None = None
+    idx, fields, tb_lines, in_tb = "", {}, [], False
+
+    def flush() -> None:
+        if first is not None and fields:
+            events.append(_entry_event(section, idx, first, fields, tb_lines))
+
+    for row in ctx.following(line, MAX_TABLE_LINES):
+        body = _body(row, ctx.year).rstrip()
+        if _BORDER.match(body) or SECTION.match(body) or "<NO_OTHER_FAILURES>" in body:
+            break
+        entry = _ENTRY.match(body.strip())
+        if entry:
+            flush()
+            first, idx, fields, tb_lines, in_tb = row, entry["idx"], {}, [], False
+            continue
+        if first is None:
+            continue
+        field = None if in_tb else _FIELD.match(body)
+        if field:
+            fields[field["key"]] = field["value"]
+            in_tb = field["key"] in ("traceback", "msg") and field["value"].startswith("Traceback")
+        elif in_tb:
+            tb_lines.append(dedent(body, 2))
+    flush()
+    return events
