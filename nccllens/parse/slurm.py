@@ -1,0 +1,121 @@
+"""Slurm messages found in job output (family ``slurm``): slurmstepd and srun.
+
+- ``slurmstepd: error: *** JOB 123 ON node01 CANCELLED AT 2026-01-01T10:00:00 DUE TO TIME LIMIT ***``
+  (also ``STEP 123.0``, older ``*** JOB 123 CANCELLED AT … DUE TO … on node ***``, ``slurmstepd-<host>:``)
+- ``slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. …`` / ``oom-kill event(s) in step …``
+- ``srun: error: node01: task 3: Killed`` / ``tasks 2,4-5: Exited with exit code 1`` / ``Out Of Memory``
+- ``srun: Job step aborted: …``, ``srun: forcing job termination``, ``srun: Force Terminated …``,
+  ``srun: Terminating job step …``, other ``slurmstepd: error:`` / ``srun: error:`` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+from nccllens.parse.base import FileContext, Line
+from nccllens.parse.python import SIGNAL_BY_DESCRIPTION
+
+FAMILY = "slurm"
+
+PREFILTER = (
+    r"slurmstepd(?:-[\w.-]+)?: "
+    r"|^srun: (?:error: |Job step aborted|forcing job termination|Force Terminated|Terminating )"
+)
+
+_STEPD = re.compile(r"slurmstepd(?:-(?P<host>[\w.-]+))?: (?:error: )?(?P<rest>.*)$")
+_CANCEL = re.compile(
+    r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<ts>\S+)"
+    r"(?: DUE TO (?P<reason>[A-Z][A-Z _]*?))?(?: by \S+)?(?: on (?P<node_old>\S+))? \*\*\*"
+)
+_OOM = re.compile(r"Detected (?P<count>\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)")
+_TASKS = re.compile(r"^srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
+_EXIT = re.compile(r"Exited with exit code (?P<code>-?\d+)")
+_SRUN = re.compile(
+    r"^srun: (?P<what>Job step aborted|forcing job termination|Force Terminated|Terminating|error: )(?P<rest>.*)$"
+)
+_STEP_ID = re.compile(r"(?:StepId=|job step |job )(?P<id>\d+(?:\.\w+)?)")
+
+
+def _ts(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+
+
+def _host(*names: str | None) -> str | None:
+    for name in names:
+        if name and name.strip(".") and name != "...":
+            return name
+    return None
+
+
+def _single_task(tasks: str) -> int | None:
+    return int(tasks) if tasks.isdigit() else None
+
+
+def _stepd(body: str) -> dict | None:
+    m = _STEPD.search(body)
+    if not m:
+        return None
+    rest = m["rest"]
+    cancel = _CANCEL.search(rest)
+    if cancel:
+        reason = cancel["reason"]
+        event = {
+            "kind": "slurm.node_fail" if reason == "NODE FAILURE" else "slurm.cancelled",
+            "value": reason or "CANCELLED", "key": f"{cancel['what']} {cancel['id']}",
+            "host": _host(cancel["node"], cancel["node_old"], m["host"]), "level": "error",
+        }
+        ts = _ts(cancel["ts"])
+        if ts is not None:
+            event["ts"], event["ts_kind"] = ts, "absolute"
+        return event
+    oom = _OOM.search(rest)
+    if oom:
+        return {"kind": "slurm.oom_kill", "key": oom["step"], "value": oom["count"], "host": _host(m["host"]),
+                "level": "error", "signal": "SIGKILL"}
+    if "error: " in body[: m.start("rest")]:
+        return {"kind": "slurm.step_error", "value": rest.strip(), "host": _host(m["host"]), "level": "error"}
+    return None
+
+
+def _srun(body: str) -> dict | None:
+    m = _TASKS.search(body)
+    if m:
+        status = m["status"]
+        event = {"kind": "slurm.step_error", "host": _host(m["node"]), "rank": _single_task(m["tasks"]),
+                 "key": f"tasks {m['tasks']}", "value": status, "level": "error"}
+        code = _EXIT.search(status)
+        if code:
+            event["exit_code"] = int(code["code"])
+        elif status.lower() == "out of memory":
+            event["kind"], event["signal"] = "slurm.oom_kill", "SIGKILL"
+        else:
+            event["signal"] = SIGNAL_BY_DESCRIPTION.get(status.lower())
+        return event
+    m = _SRUN.search(body)
+    if not m:
+        return None
+    event = {"kind": "slurm.step_error", "value": (m["what"] + m["rest"]).removeprefix("error: ").strip(),
+             "level": "error" if m["what"] == "error: " else "warning"}
+    step = _STEP_ID.search(m["rest"])
+    if step:
+        event["key"] = step["id"]
+    return event
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        try:
+            body = line.message.strip()
+            event = _srun(body) if body.startswith("srun: ") else _stepd(body)
+        except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
+            continue
+        if event is None:
+            continue
+        event = {k: v for k, v in event.items() if v is not None}
+        event.update({"family": FAMILY, "message": body})
+        yield event
