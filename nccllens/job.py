@@ -1,0 +1,208 @@
+"""The job model (world size, hosts, ranks, communicators, versions, attempts) and per-rank status.
+
+Everything is derived from the event table with group-bys; Python only walks the per-rank
+summary (one row per rank), never the events.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from nccllens.report.model import JobModel, RankStatus
+from nccllens.timeline import normalize
+
+ERROR_LEVELS = ("error", "critical")
+TIMEOUT_KINDS = ("torch.watchdog_timeout",)
+EXIT_KINDS = ("torchrun.failure", "torchrun.root_cause", "slurm.step_error")
+OWN_ERROR_KINDS = ("python.traceback", "python.exception", "cpp.terminate", "torch.nccl_error", "torch.ddp_error",
+                   "torch.fingerprint_mismatch", "kernel.xid", "kernel.oom_kill", "kernel.segfault")
+AGENT_STOP = ("SIGTERM", "SIGINT", "SIGHUP")
+_NUM = re.compile(r"-?\d+")
+_NODE_RANK = re.compile(r"'rank'\s*:\s*'?(\d+)")
+
+
+@dataclass
+class WorldSize:
+    size: int | None
+    source: str  # what stated it
+    nnodes: int | None = None
+    nproc_per_node: int | None = None
+    node_ranks: dict[str, int] = field(default_factory=dict)  # host -> node rank (static rendezvous)
+
+
+def _config(events: pl.DataFrame) -> dict[str, list[tuple[str | None, str]]]:
+    rows = events.filter(pl.col("kind") == "torchrun.config").select("host", "key", "value")
+    out: dict[str, list[tuple[str | None, str]]] = {}
+    for host, key, value in rows.iter_rows():
+        if key and value is not None:
+            out.setdefault(key.strip().lower(), []).append((host, str(value)))
+    return out
+
+
+def _first_int(values: list[tuple[str | None, str]]) -> int | None:
+    nums = [int(m.group(0)) for _, v in values for m in [_NUM.search(v)] if m]
+    return max(nums) if nums else None
+
+
+def world_size(events: pl.DataFrame) -> WorldSize:
+    """The largest size any source states, else the largest rank seen + 1."""
+    cfg = _config(events)
+    nproc = _first_int(cfg.get("nproc_per_node", []))
+    nnodes = _first_int(cfg.get("max_nodes", []) or cfg.get("nnodes", []))
+    node_ranks = {}
+    for key in ("rdzv_configs", "node_rank", "group_rank"):
+        for host, value in cfg.get(key, []):
+            m = _NODE_RANK.search(value) if key == "rdzv_configs" else _NUM.search(value)
+            if m and host:
+                node_ranks[host] = int(m.group(1) if key == "rdzv_configs" else m.group(0))
+    candidates: list[tuple[int, str]] = []
+    if nproc and nnodes:
+        candidates.append((nproc * nnodes, "torchrun nproc_per_node x nnodes"))
+    for key in ("world_size", "global_world_size", "global_world_sizes"):
+        if cfg.get(key):
+            candidates.append((_first_int(cfg[key]) or 0, f"torchrun {key}"))
+    env = events.filter((pl.col("key") == "WORLD_SIZE") & pl.col("value").str.contains(r"^\d+$"))
+    if env.height:
+        candidates.append((int(env["value"].cast(pl.Int64).max()), "WORLD_SIZE"))
+    nccl = events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"]))["nranks"].drop_nulls()
+    if len(nccl):
+        candidates.append((int(nccl.max()), "NCCL nranks"))
+    ranks = events["rank"].drop_nulls()
+    if len(ranks):
+        candidates.append((int(ranks.max()) + 1, "highest rank seen + 1"))
+    candidates = [c for c in candidates if c[0] > 0]
+    if not candidates:
+        return WorldSize(None, "", nnodes, nproc, node_ranks)
+    best = max(candidates, key=lambda c: c[0])
+    return WorldSize(best[0], best[1], nnodes, nproc, node_ranks)
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _versions(events: pl.DataFrame) -> dict[str, list[str]]:
+    stated = events.filter(pl.col("version").is_not_null() & (pl.col("family") != "flight"))
+    out: dict[str, set[str]] = {}
+    for text in stated["version"].unique().to_list():
+        what, _, value = text.partition(" ")
+        if not value:
+            continue
+        out.setdefault(what, set()).add(value)
+        if "+cuda" in value:
+            out.setdefault("cuda", set()).add(value.split("+cuda", 1)[1])
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def communicators(events: pl.DataFrame) -> list[dict]:
+    init = events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"])
+                         & pl.col("comm_id").is_not_null())
+    if not init.height:
+        return []
+    groups = (init.group_by("comm_id")
+              .agg(pl.col("nranks").max(), pl.col("rank").drop_nulls().unique().sort().alias("ranks"),
+                   pl.col("host").drop_nulls().unique().sort().alias("hosts"),
+                   (pl.col("kind") == "nccl.init_complete").any().alias("complete"))
+              .sort("comm_id"))
+    return groups.to_dicts()
+
+
+def rank_hosts(events: pl.DataFrame) -> dict[int, str]:
+    both = events.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null())
+    if not both.height:
+        return {}
+    mode = both.group_by("rank").agg(pl.col("host").mode().sort().first())
+    return dict(mode.iter_rows())
+
+
+def build_job(events: pl.DataFrame) -> JobModel:
+    events = normalize(events)
+    ws = world_size(events)
+    ts = events["ts"].drop_nulls()
+    attempts = events["attempt"].drop_nulls()
+    restarts = events.filter(pl.col("kind") == "torchrun.restart")
+    n_attempts = None
+    if len(attempts):
+        n_attempts = int(attempts.max()) + 1
+    if restarts.height:
+        n_attempts = max(n_attempts or 1, restarts.height + 1)
+    return JobModel(
+        world_size=ws.size,
+        hosts=sorted(events["host"].drop_nulls().unique().to_list()),
+        ranks_seen=sorted(int(r) for r in events["rank"].drop_nulls().unique().to_list()),
+        rank_hosts={str(r): h for r, h in sorted(rank_hosts(events).items())},
+        versions=_versions(events),
+        communicators=communicators(events),
+        attempts=n_attempts,
+        start=_iso(ts.min()) if len(ts) else None,
+        end=_iso(ts.max()) if len(ts) else None,
+    )
+
+
+def default_pg(pg: pl.Expr) -> pl.Expr:
+    return pg.is_null() | pg.is_in(["0", "default_pg"]) | pg.str.contains("default_pg")
+
+
+def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
+    ranked = events.filter(pl.col("rank").is_not_null()).sort(["ts", "file", "line"], nulls_last=True)
+    err = pl.col("level").is_in(ERROR_LEVELS) & ~pl.col("family").is_in(["torchrun", "slurm"])
+    collective = (pl.col("kind").is_in(["torch.watchdog_timeout", "torch.pg_status", "flight.entry"])
+                  & default_pg(pl.col("pg")))
+    status = pl.col("kind").is_in(["torch.pg_status", "flight.pg_status"]) & default_pg(pl.col("pg"))
+    exits = pl.col("kind").is_in(EXIT_KINDS)
+    worker_pid = pl.col("kind").str.starts_with("nccl.") | exits
+    seqs = pl.coalesce(pl.col("last_enqueued"), pl.col("seq"))
+    return ranked.group_by("rank").agg(
+        pl.col("host").drop_nulls().mode().sort().first().alias("host"),
+        pl.col("local_rank").drop_nulls().mode().sort().first().alias("local_rank"),
+        pl.col("pid").filter(worker_pid).drop_nulls().first().alias("pid"),
+        seqs.filter(collective).max().alias("last_seq"),
+        pl.col("op").filter(collective & pl.col("op").is_not_null()).last().alias("last_op"),
+        pl.col("last_completed").filter(status).max().alias("last_completed"),
+        pl.col("exit_code").filter(exits).drop_nulls().first().alias("exit_code"),
+        pl.col("signal").filter(exits).drop_nulls().first().alias("signal"),
+        pl.col("kind").is_in(TIMEOUT_KINDS).any().alias("timed_out"),
+        pl.col("kind").is_in(OWN_ERROR_KINDS).any().alias("own_error"),
+        pl.col("message").filter(err).first().alias("first_error"),
+        pl.col("ts").filter(err).first().alias("first_error_ts"),
+    )
+
+
+def _state(row: dict, job_failed: bool) -> str:
+    code, signal = row["exit_code"], row["signal"]
+    if row["timed_out"]:
+        return "timed_out"
+    if code is not None and code < 0 and signal not in AGENT_STOP:
+        return "crashed"
+    if row["own_error"] and (code is None or code != 0):
+        return "crashed"
+    if code is not None or signal is not None:
+        return "finished" if code == 0 else "exited"
+    last_seq, done = row["last_seq"], row["last_completed"]
+    if last_seq is not None and done is not None and last_seq > done:
+        return "blocked"
+    return "silent" if job_failed else "finished"
+
+
+def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
+    events = normalize(events)
+    if not events.height and not job.world_size:
+        return []
+    summary = {row["rank"]: row for row in _per_rank(events).iter_rows(named=True)} if events.height else {}
+    job_failed = events.filter(pl.col("level").is_in(ERROR_LEVELS)).height > 0 if events.height else False
+    ranks = set(summary) | set(range(job.world_size or 0))
+    out = []
+    for rank in sorted(ranks):
+        row = summary.get(rank)
+        if row is None:
+            out.append(RankStatus(rank=rank, state="never_seen"))
+            continue
+        out.append(RankStatus(
+            rank=rank, host=row["host"], local_rank=row["local_rank"], pid=row["pid"],
+            state=_state(row, job_failed), exit_code=row["exit_code"], signal=row["signal"],
+            last_seq=row["last_seq"], last_completed=row["last_completed"], last_op=row["last_op"],
+            first_error=row["first_error"], first_error_ts=_iso(row["first_error_ts"])))
+    return out
