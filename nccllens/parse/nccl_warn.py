@@ -48,7 +48,7 @@ _CLASSES: list[tuple[str, str, re.Pattern]] = [
     ("syscall", "error", re.compile(r"Call to \w+ failed ?: ")),
 ]
 
-_ERRNO = re.compile(r"(?:error:? [^()]*\((?P<errno>\d+)\)\s*$|errno (?P<errno2>\d+)|retcode (?P<ret>-?\d+)"
+_ERRNO = re.compile(r"(?:returned (?P<ret2>\d+)\(|error:? [^()]*\((?P<errno>\d+)\)\s*$|errno (?P<errno2>\d+)|retcode (?P<ret>-?\d+)"
                     r"|res=(?P<res>-?\d+))")
 
 
@@ -77,7 +77,7 @@ def warn_fields(body: str) -> dict:
         break
     e = _ERRNO.search(body)
     if e:
-        code = e["errno"] or e["errno2"] or e["ret"] or e["res"]
+        code = e["ret2"] or e["errno"] or e["errno2"] or e["ret"] or e["res"]
         try:
             out["error_code"] = int(code)
         except (TypeError, ValueError):
