@@ -41,6 +41,22 @@ class Finding:
     explained_by: str | None = None  # the finding id of the cause that accounts for this one
     count: int = 0  # matched events
     references: list[str] = field(default_factory=list)
+    # the same texts in other languages: {"zh": {"title": ..., "summary": ..., "remediation": ...}};
+    # title/summary/remediation above are in the report's language, this is optional
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def text(self, key: str, lang: str | None = None) -> str:
+        """``title``/``summary``/``remediation`` in ``lang`` when the finding carries it, else as stored."""
+        if lang is not None:
+            value = self.texts.get(lang, {}).get(key)
+            if value:
+                return value
+        return getattr(self, key)
+
+    def languages(self, base: str) -> list[str]:
+        """The languages this finding has text in (``base``: the report's language), in stable order."""
+        found = {base, *(lang for lang, texts in self.texts.items() if texts.get("title"))}
+        return sorted(found)
 
 
 @dataclass
@@ -49,6 +65,10 @@ class Verdict:
     summary: str
     confidence: float
     finding: str | None = None  # id of findings[0] when category is a cause
+    texts: dict[str, str] = field(default_factory=dict)  # the summary in other languages: {"zh": ...}
+
+    def summary_in(self, lang: str | None = None) -> str:
+        return (self.texts.get(lang) if lang else None) or self.summary
 
 
 @dataclass
@@ -118,3 +138,30 @@ class Report:
             "inputs": {"files": [asdict(f) for f in self.inputs]},
         }
         return d
+
+    def languages(self) -> list[str]:
+        """Every language some text of this report is available in (the report's own first)."""
+        found = {self.lang, *self.verdict.texts}
+        for f in self.findings:
+            found.update(f.languages(self.lang))
+        return [self.lang, *sorted(found - {self.lang})]
+
+    def to_json(self, **options: Any) -> str:
+        from nccllens.report import render
+
+        return render(self, "json", **options)
+
+    def to_html(self, **options: Any) -> str:
+        from nccllens.report import render
+
+        return render(self, "html", **options)
+
+    def to_markdown(self, **options: Any) -> str:
+        from nccllens.report import render
+
+        return render(self, "md", **options)
+
+    def to_text(self, **options: Any) -> str:
+        from nccllens.report import render
+
+        return render(self, "text", **options)

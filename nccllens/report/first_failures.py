@@ -1,0 +1,86 @@
+"""The short timeline: the first error of each host, earliest first, from the rank states and the
+evidence of error findings (dmesg lines have a host but no rank, so both are needed)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from nccllens.report.model import Report
+
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+_SEVERE = ("critical", "error")
+
+
+@dataclass
+class Failure:
+    host: str
+    text: str
+    ts: str | None = None
+    when: datetime | None = None
+    rank: int | None = None
+    file: str | None = None
+    line: int | None = None
+    finding: str | None = None  # the finding id the line is evidence of
+    order: int = 0  # where it came from, for a stable order without clocks
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    """ISO 8601 to a naive UTC datetime (naive stays as written); None when it does not parse."""
+    if not value:
+        return None
+    text = _FRACTION.sub(r"\1", value.strip().replace("Z", "+00:00"))
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    return when
+
+
+def _candidates(report: Report) -> list[Failure]:
+    out: list[Failure] = []
+    hosts = report.job.rank_hosts
+    for status in sorted(report.ranks, key=lambda r: r.rank):
+        if status.first_error:
+            host = status.host or hosts.get(str(status.rank)) or "?"
+            out.append(Failure(host, status.first_error, status.first_error_ts,
+                               parse_ts(status.first_error_ts), status.rank, order=len(out)))
+    for f in report.findings:
+        if f.severity not in _SEVERE:
+            continue
+        for e in f.evidence:
+            host = e.host or (hosts.get(str(e.rank)) if e.rank is not None else None) or "?"
+            out.append(Failure(host, e.text, e.ts or None, parse_ts(e.ts), e.rank, e.file, e.line, f.id,
+                               order=len(out)))
+    return out
+
+
+def _key(f: Failure) -> tuple:
+    return (f.when is None, f.when or datetime.min, f.order)
+
+
+def first_failures(report: Report, limit: int | None = None) -> list[Failure]:
+    """One line per host: its earliest error; hosts ordered by that time (no clock: report order)."""
+    best: dict[str, Failure] = {}
+    for cand in _candidates(report):
+        current = best.get(cand.host)
+        if current is None or _key(cand) < _key(current):
+            best[cand.host] = cand
+    ordered = sorted(best.values(), key=_key)
+    return ordered[:limit] if limit else ordered
+
+
+def has_clock(failures: list[Failure]) -> bool:
+    return any(f.when is not None for f in failures)
+
+
+def error_marks(report: Report) -> dict[str, list[datetime]]:
+    """Every timestamped error line per host (the small ticks of the swimlane)."""
+    marks: dict[str, list[datetime]] = {}
+    for cand in _candidates(report):
+        if cand.when is not None:
+            marks.setdefault(cand.host, []).append(cand.when)
+    return {h: sorted(v) for h, v in marks.items()}

@@ -1,0 +1,145 @@
+"""The terminal report (rich): the verdict sentence, causes with the symptoms they explain, evidence
+as ``file:line``, the rank grid, the first failures, and what was read."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sys
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.text import Text
+
+from nccllens.report.labels import category_label, label
+from nccllens.report.model import Finding, Report
+from nccllens.report.text_grid import grid_lines, timeline_lines
+from nccllens.report.view import (
+    evidence_location,
+    finding_tree,
+    inventory,
+    inventory_line,
+    verdict_sentence,
+    where,
+)
+
+SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "dim"}
+EVIDENCE_LINES = {"cause": 3, "symptom": 1, "context": 1}
+INVENTORY_LIMIT = 12
+
+
+def want_colour(color: bool | None, env: dict[str, str] | None = None, isatty: bool | None = None) -> bool:
+    """``color`` if given; else NO_COLOR (any value) says no, FORCE_COLOR says yes, else stdout's tty."""
+    if color is not None:
+        return color
+    env = os.environ if env is None else env
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty() if isatty is None else isatty
+
+
+def _console(color: bool, width: int) -> Console:
+    truecolor = os.environ.get("COLORTERM", "") in ("truecolor", "24bit")
+    return Console(file=io.StringIO(), width=width, force_terminal=color, no_color=not color,
+                   color_system=("truecolor" if truecolor else "256") if color else None,
+                   highlight=False, emoji=False, markup=False, soft_wrap=False, record=True)
+
+
+def _heading(console: Console, text: str) -> None:
+    console.print()
+    console.print(Text(text, style="bold underline"))
+
+
+def _out(console: Console, text: Text, indent: int) -> None:
+    """Print ``text`` wrapped under its own indentation."""
+    console.print(Padding(text, (0, 0, 0, indent), expand=False), overflow="fold")
+
+
+def _finding(console: Console, f: Finding, lang: str, indent: int) -> None:
+    head = Text()
+    head.append(f"{f.id} ", style="bold")
+    head.append(f" {label(f.severity, lang).upper()} ", style=SEVERITY_STYLE.get(f.severity, ""))
+    head.append(f" {label(f.role, lang)} · {category_label(f.category, lang)} · {f.rule}  ", style="dim")
+    head.append(f.text("title", lang), style="bold")
+    place = where(f, lang)
+    if place:
+        head.append(f"  [{place}]", style="magenta")
+    if f.first_seen:
+        head.append(f"  {f.first_seen}", style="cyan")
+    _out(console, head, indent)
+    pad = indent + 4
+    if f.role == "cause":
+        summary = f.text("summary", lang)
+        if summary:
+            _out(console, Text(summary), pad)
+        remediation = f.text("remediation", lang).strip()
+        if remediation:
+            _out(console, Text(label("remediation", lang) + ":", style="bold green"), pad)
+            for line in remediation.splitlines():
+                _out(console, Text(line), pad + 2)
+    shown = EVIDENCE_LINES.get(f.role, 1)
+    for e in f.evidence[:shown]:
+        line = Text(evidence_location(e.file, e.line), style="blue")
+        line.append("  " + e.text.rstrip(), style="default")
+        _out(console, line, pad)
+    more = max(f.count, len(f.evidence)) - min(shown, len(f.evidence))
+    if more > 0:
+        _out(console, Text(f"… +{more} {label('lines', lang)}", style="dim"), pad)
+
+
+def _findings(console: Console, report: Report, lang: str) -> None:
+    _heading(console, label("findings", lang))
+    groups = finding_tree(report)
+    if not groups:
+        console.print(Text(label("no_findings", lang)))
+    for group in groups:
+        _finding(console, group.finding, lang, 0)
+        if group.explains:
+            console.print(Text(f"    └ {label('symptoms', lang)} ({len(group.explains)})", style="dim"))
+            for child in group.explains:
+                _finding(console, child, lang, 6)
+
+
+def _inputs(console: Console, report: Report, lang: str) -> None:
+    inv = inventory(report)
+    _heading(console, label("inputs", lang))
+    console.print(Text(inventory_line(inv, lang)))
+    for i in inv.read[:INVENTORY_LIMIT]:
+        detail = f"{i.lines} {label('lines', lang)}, {i.events} {label('events', lang)}"
+        extra = ", ".join(filter(None, [i.kind, i.host, *i.notes]))
+        console.print(Text(f"  {label('read', lang)}    {i.path}  ({detail}{', ' + extra if extra else ''})"),
+                      overflow="fold")
+    if len(inv.read) > INVENTORY_LIMIT:
+        console.print(Text(f"  … +{len(inv.read) - INVENTORY_LIMIT} {label('files', lang)}", style="dim"))
+    for i in inv.skipped:
+        console.print(Text(f"  {label('skipped', lang)} {i.path}: {i.skipped}", style="yellow"), overflow="fold")
+
+
+def build(report: Report, color: bool, width: int, lang: str) -> Console:
+    console = _console(color, width)
+    verdict = Text(f"{label('verdict', lang)}: ", style="bold")
+    style = "bold green" if report.verdict.category == "none" else "bold red"
+    verdict.append(verdict_sentence(report, lang), style=style)
+    verdict.append(f"  ({label('confidence', lang)} {report.verdict.confidence:.2f})", style="dim")
+    console.print(verdict)
+    _findings(console, report, lang)
+    _heading(console, label("ranks", lang))
+    for line in grid_lines(report, width, lang):
+        console.print(line, no_wrap=True, overflow="ellipsis")
+    _heading(console, label("timeline", lang))
+    for line in timeline_lines(report, width, lang):
+        console.print(line, no_wrap=True, overflow="ellipsis")
+    _inputs(console, report, lang)
+    return console
+
+
+def render(report: Report, color: bool | None = None, width: int | None = None, lang: str | None = None,
+           **_: object) -> str:
+    """The report for a terminal. ``color``: None decides from NO_COLOR / FORCE_COLOR / isatty."""
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    console = build(report, want_colour(color), max(40, width), lang or report.lang)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    return "\n".join(line.rstrip() for line in text.split("\n"))

@@ -1,0 +1,152 @@
+"""What every renderer shows, worked out once: the verdict sentence, causes with their symptoms,
+the inventory. Renderers only lay these out (terminal, HTML, Markdown)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from nccllens.report.labels import category_label, label
+from nccllens.report.model import Finding, InputFile, Report
+
+_NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+")
+
+
+def compact_ranks(ranks: list[int]) -> str:
+    """``[0, 1, 2, 3, 8]`` -> ``0-3,8``."""
+    values = sorted(set(ranks))
+    parts: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        parts.append(f"{values[i]}-{values[j]}" if j - i >= 2 else ",".join(map(str, values[i : j + 1])))
+        i = j + 1
+    return ",".join(parts)
+
+
+def compact_hosts(hosts: list[str], limit: int = 3) -> str:
+    if len(hosts) <= limit:
+        return ", ".join(hosts)
+    return ", ".join(hosts[:limit]) + f" (+{len(hosts) - limit})"
+
+
+def first_step(remediation: str) -> str:
+    """The first thing to do: the first non-empty line of the remediation, without its list number."""
+    for line in remediation.splitlines():
+        line = _NUMBERED.sub("", line).strip()
+        if line:
+            return line
+    return ""
+
+
+def top_finding(report: Report) -> Finding | None:
+    if report.verdict.finding:
+        for f in report.findings:
+            if f.id == report.verdict.finding:
+                return f
+    if report.verdict.category in ("none", "unknown"):
+        return None
+    return next((f for f in report.findings if f.role == "cause"), None)
+
+
+def where(f: Finding, lang: str) -> str:
+    parts = []
+    if f.hosts:
+        parts.append(compact_hosts(f.hosts))
+    if f.ranks:
+        parts.append(f"{label('rank', lang)} {compact_ranks(f.ranks)}")
+    return " / ".join(parts)
+
+
+def verdict_sentence(report: Report, lang: str | None = None) -> str:
+    """One sentence: what went wrong, where, when, and what to do first."""
+    lang = lang or report.lang
+    v = report.verdict
+    top = top_finding(report)
+    summary = v.summary_in(lang) if lang != report.lang else v.summary
+    if top is None:
+        head = category_label(v.category, lang)
+        return f"{head}: {summary}" if summary else head
+    zh = lang == "zh"
+    sep = "，" if zh else ", "
+    parts = [f"{category_label(top.category, lang)}: {top.text('title', lang)}"]
+    title = top.text("title", lang)
+    place = where(top, lang)
+    if top.hosts and all(h in title for h in top.hosts):  # the title names the hosts already
+        place = f"{label('rank', lang)} {compact_ranks(top.ranks)}" if top.ranks else ""
+    if place:
+        parts.append(f"{label('on', lang)} {place}")
+    if top.first_seen:
+        parts.append(f"{label('at', lang)} {top.first_seen}")
+    sentence = sep.join(parts)
+    step = first_step(top.text("remediation", lang))
+    if step:
+        sentence += ("。首先：" if zh else ". First: ") + step
+    return sentence
+
+
+@dataclass
+class CauseGroup:
+    """A finding and the symptoms it accounts for (empty for symptoms nothing explains)."""
+
+    finding: Finding
+    explains: list[Finding] = field(default_factory=list)
+
+
+def finding_tree(report: Report) -> list[CauseGroup]:
+    """Findings in ranked order; a symptom explained by a cause is folded under that cause."""
+    by_id = {f.id: f for f in report.findings}
+    parent: dict[str, str] = {}
+    for f in report.findings:
+        if f.explained_by and f.explained_by in by_id and f.explained_by != f.id:
+            parent[f.id] = f.explained_by
+    for f in report.findings:
+        for child in f.explains:
+            if child in by_id and child != f.id and child not in parent:
+                parent[child] = f.id
+    def root(fid: str) -> str:
+        start, seen = fid, {fid}
+        while fid in parent:
+            fid = parent[fid]
+            if fid in seen:
+                return start  # a cycle: nobody owns it
+            seen.add(fid)
+        return fid
+
+    groups: dict[str, CauseGroup] = {}
+    order: list[CauseGroup] = []
+    for f in report.findings:
+        if root(f.id) == f.id:
+            groups[f.id] = CauseGroup(f)
+            order.append(groups[f.id])
+    for f in report.findings:
+        owner = root(f.id)
+        if owner != f.id and owner in groups:
+            groups[owner].explains.append(f)
+    return order
+
+
+@dataclass
+class Inventory:
+    read: list[InputFile]
+    skipped: list[InputFile]
+    lines: int
+    events: int
+
+
+def inventory(report: Report) -> Inventory:
+    read = [i for i in report.inputs if not i.skipped]
+    skipped = [i for i in report.inputs if i.skipped]
+    return Inventory(read, skipped, sum(i.lines for i in read), sum(i.events for i in read))
+
+
+def inventory_line(inv: Inventory, lang: str) -> str:
+    return (f"{len(inv.read)} {label('files', lang)} {label('read', lang)} "
+            f"({inv.lines} {label('lines', lang)}, {inv.events} {label('events', lang)}), "
+            f"{len(inv.skipped)} {label('skipped', lang)}")
+
+
+def evidence_location(file: str, line: int) -> str:
+    return f"{file}:{line}" if line else file
