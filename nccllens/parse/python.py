@@ -172,7 +172,7 @@ def fold_traceback(texts: list[str]) -> Traceback:
             if raised:
                 tb.cpp.append(raised["func"])
             elif cpp and not _CPP_NOISE.match(cpp["func"]):
-                tb.cpp.append(cpp["func"])
+                tb.cpp.append(cpp["func"].split("(", 1)[0])
             i += 1
         if not chained:
             tb.consumed = i
