@@ -1,0 +1,193 @@
+"""torchrun family: the ChildFailedError failure table -> one event per ``[i]:`` entry.
+
+Real tables from shared/reference/samples/torch2.13_cpu_logs, fixtures/public/torchrun, or the public issue
+cited next to them (issue text often lost the trailing blanks; those lines are kept as posted).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from nccllens.parse import torchrun
+from nccllens.parse.base import FileContext, Line
+
+SAMPLES = "/work/shared/reference/samples/torch2.13_cpu_logs"
+
+
+def run(text: str) -> list[dict]:
+    lines = [Line(file="x.log", line=i + 1, raw=s, message=s, row=i) for i, s in enumerate(text.split("\n"))]
+
+    def following(line: Line, n: int) -> list[Line]:
+        return lines[line.row + 1: line.row + 1 + n]
+
+    keep = pl.Series([ln.message for ln in lines]).str.contains(torchrun.PREFILTER).to_list()
+    survivors = [ln for ln, k in zip(lines, keep, strict=True) if k]
+    events = list(torchrun.parse(survivors, FileContext(path="x.log", year=2026, _following=following)))
+    return [e for e in events if e["kind"] in ("torchrun.root_cause", "torchrun.failure")]
+
+
+def test_sigkill_table_2_13_root_cause_and_sigterm_survivor():
+    failure, root = run(open(f"{SAMPLES}/torchrun_worker_sigkill_loglevel_info.log").read())
+    assert root["kind"] == "torchrun.root_cause"
+    assert (root["rank"], root["local_rank"], root["pid"], root["host"]) == (1, 1, 21165, "localhost")
+    assert (root["exit_code"], root["signal"]) == (-9, "SIGKILL")
+    assert root["ts"] == datetime(2026, 11, 22, 2, 46, 53) and root["ts_kind"] == "absolute"
+    assert root["detail"] == "Signal 9 (SIGKILL) received by PID 21165"
+    assert "value" not in root or root["value"] is None  # error_file <N/A>
+    assert root["line"] == 77 and root["raw"] == "[0]:"
+    assert failure["kind"] == "torchrun.failure"
+    assert (failure["rank"], failure["exit_code"], failure["signal"], failure["pid"]) == (0, -15, "SIGTERM", 21164)
+
+
+def test_record_table_keeps_error_file_and_multiline_traceback():
+    failure, root = run(open(f"{SAMPLES}/torchrun_worker_exception_with_record.log").read())
+    assert root["value"] == "/tmp/torchelastic_5__fqudq/none_r1xerfgw/attempt_0/1/error.json"
+    assert root["attempt"] == 0
+    assert (root["rank"], root["exit_code"], root["signal"]) == (1, 1, None)
+    assert root["exc_type"] == "KeyError"
+    assert root["detail"].startswith("Traceback (most recent call last):")
+    assert root["detail"].rstrip().endswith("KeyError: 'missing_batch_key'")
+    assert root["ts"] == datetime(2026, 11, 22, 2, 46, 56)
+    assert failure["rank"] == 0 and failure["signal"] == "SIGTERM"
+
+
+def test_sigabrt_root_cause_gloo_size_mismatch():
+    events = run(open(f"{SAMPLES}/gloo_size_mismatch_no_debug.log").read())
+    (root,) = [e for e in events if e["kind"] == "torchrun.root_cause"]
+    assert (root["rank"], root["exit_code"], root["signal"]) == (0, -6, "SIGABRT")
+
+
+# real: https://github.com/Vision-CAIR/MiniGPT-4/issues/237 (torch 2.0; the first line lost its trailing blank here)
+MINIGPT = """torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2023-05-19_16:39:58
+  host      : n136-117-136.byted.org
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 78971)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2023-05-19_16:39:58
+  host      : n136-117-136.byted.org
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 78970)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================"""
+
+
+def test_no_record_table_host_and_hint():
+    failure, root = run(MINIGPT)
+    assert root["host"] == "n136-117-136.byted.org" and root["rank"] == 0 and root["pid"] == 78970
+    assert root["detail"].startswith("To enable traceback see:")
+    assert root["ts"] == datetime(2023, 5, 19, 16, 39, 58)
+    assert failure["rank"] == 1 and failure["exit_code"] == 1
+
+
+# real: https://github.com/OEvortex/unsloth/issues/4 (the first line lost its trailing blank here)
+NO_OTHER = """torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+gpu.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-08-01_11:36:44
+  host      : 192-222-55-138
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 11377)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================"""
+
+
+def test_no_other_failures_gives_only_the_root_cause():
+    (root,) = run(NO_OTHER)
+    assert root["kind"] == "torchrun.root_cause" and root["host"] == "192-222-55-138" and root["pid"] == 11377
+
+
+# real: https://github.com/CVMI-Lab/PLA/issues/18 (several failures in one section)
+SEVERAL = """Failures:
+[1]:
+  time      : 2023-09-04_10:10:23
+  host      : ubuntu
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 3669031)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+[2]:
+  time      : 2023-09-04_10:10:23
+  host      : ubuntu
+  rank      : 2 (local_rank: 2)
+  exitcode  : 1 (pid: 3669032)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+[3]:
+  time      : 2023-09-04_10:10:23
+  host      : ubuntu
+  rank      : 3 (local_rank: 3)
+  exitcode  : 1 (pid: 3669033)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+-------------------"""
+
+
+def test_several_failures_one_event_each_with_the_global_rank():
+    events = run(SEVERAL)
+    assert [e["kind"] for e in events] == ["torchrun.failure"] * 3
+    assert [e["rank"] for e in events] == [1, 2, 3]
+    assert [e["pid"] for e in events] == [3669031, 3669032, 3669033]
+    assert [e["line"] for e in events] == [2, 9, 16]
+
+
+def test_truncated_table_fixture_keeps_what_is_there():
+    text = open("/work/main/fixtures/public/torchrun/childfailederror_sigkill_sigterm_summary.log").read()
+    events = run(text)
+    failures = [e for e in events if e["kind"] == "torchrun.failure"]
+    assert [(e["rank"], e["exit_code"], e["signal"]) for e in failures] == [
+        (3, 1, None), (0, -9, "SIGKILL"), (2, -15, "SIGTERM")]
+    (root,) = [e for e in events if e["kind"] == "torchrun.root_cause"]
+    assert root["rank"] == 1 and root.get("exit_code") is None
+
+
+def test_index_is_not_the_rank():
+    failure, root = run(open(f"{SAMPLES}/torchrun_worker_sigkill_loglevel_info.log").read())
+    assert failure["message"].startswith("Failures: [1] rank 0")
+    assert failure["rank"] == 0
+
+
+# synthetic: built from the ≤1.10 table as described in shared/reference/pytorch_c10d.md §7.2
+# ("Root Cause:" / "Other Failures:", "time: ...", "rank: ...", "exitcode: ...", "error_file: ...",
+# 'msg: "..."', border "*"), torch 1.9
+OLD = """**************************************
+            train.py FAILED
+======================================
+Root Cause:
+[0]:
+  time: 2021-06-01_10:00:00
+  rank: 3 (local_rank: 3)
+  exitcode: -6 (pid: 812)
+  error_file: <N/A>
+  msg: "Signal 6 (SIGABRT) received by PID 812"
+======================================
+Other Failures:
+  <NO_OTHER_FAILURES>
+**************************************"""
+
+
+def test_old_format_root_cause():
+    (root,) = run(OLD)
+    assert root["kind"] == "torchrun.root_cause"
+    assert (root["rank"], root["local_rank"], root["exit_code"], root["signal"], root["pid"]) == (3, 3, -6, "SIGABRT", 812)
+    assert "SIGABRT" in root["detail"]
+    assert root["ts"] == datetime(2021, 6, 1, 10, 0, 0)
