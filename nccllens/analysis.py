@@ -49,6 +49,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         pass
     job, ranks = _job(events)
     verdict, ranked = rank_findings(findings, events, job, lang)
+    inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
 
