@@ -51,13 +51,13 @@ def analyze(
     ignore: list[str] = typer.Option([], "--ignore", help="Skip these rule ids or categories (repeatable)."),
     host: str | None = typer.Option(None, "--host", help="Host name for input without one (stdin)."),
     rank: int | None = typer.Option(None, "--rank", help="Global rank for input without one (stdin)."),
-    fail_on: Severity = typer.Option(Severity.error, "--fail-on", help="Exit 1 when a finding is at least this severe."),
+    fail_on: Severity | None = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported."),
 ) -> None:
     """Analyze the logs of a failed job and report the root cause."""
     code = commands.analyze(
         paths, fmt=format.value if format else None, output=output, lang=lang.value if lang else None,
-        rules=rules, select=select, ignore=ignore, host=host, rank=rank, fail_on=fail_on.value,
+        rules=rules, select=select, ignore=ignore, host=host, rank=rank, fail_on=fail_on.value if fail_on else None,
         exit_zero=exit_zero,
     )
     raise typer.Exit(code)

@@ -27,12 +27,10 @@ def _check_paths(paths: list[str]) -> bool:
 
 
 def _lang(lang: str | None) -> str:
-    try:
-        from nccllens.i18n import choose_language
+    from nccllens.config import load_settings
+    from nccllens.i18n import choose_language
 
-        return choose_language(lang)
-    except ImportError:
-        return lang or "en"
+    return choose_language(lang, load_settings().lang)
 
 
 def _write(text: str, output: Path | None) -> bool:
@@ -48,9 +46,13 @@ def _write(text: str, output: Path | None) -> bool:
 
 
 def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str | None, rules: list[str],
-            select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str,
+            select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
             exit_zero: bool) -> int:
+    """Run the analysis and write the report; 0 clean, 1 findings at/above fail-on, 2 usage/input error."""
     from nccllens.analysis import run_analysis
+    from nccllens.config import ConfigError, resolve
+    from nccllens.engine import RuleError
+    from nccllens.i18n import choose_language
     from nccllens.report import render
 
     if not _check_paths(paths):
@@ -58,10 +60,16 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
     try:
-        report = run_analysis(paths, lang=_lang(lang), rules_dirs=rules, select=select, ignore=ignore,
-                              host=host, rank=rank)
-    except (ValueError, OSError) as exc:
+        settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on)
+        language = choose_language(lang, settings.lang)
+        report = run_analysis(paths, lang=language, rules_dirs=[str(r) for r in settings.rules],
+                              select=settings.select, ignore=settings.ignore, host=host, rank=rank)
+    except (ConfigError, RuleError, ValueError, OSError) as exc:
         _err(str(exc))
+        return 2
+    fail_on = settings.fail_on or "error"
+    if fail_on not in _RANK:
+        _err(f"unknown --fail-on level {fail_on!r}: use critical, error, warning or info")
         return 2
     if not _write(render(report, fmt), output):
         return 2
