@@ -41,6 +41,11 @@ class HostRow:
         return states.pop() if len(states) == 1 else None
 
 
+def row_counts(row: HostRow) -> list[tuple[str, int]]:
+    """(state, cells) of one row, in the order the states first appear."""
+    return list(Counter(c.state for c in row.cells).items())
+
+
 def host_of(status: RankStatus, report: Report) -> str | None:
     return status.host or report.job.rank_hosts.get(str(status.rank))
 

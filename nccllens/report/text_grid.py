@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from nccllens.report.first_failures import first_failures
-from nccllens.report.grid import HostRow, host_rows, state_counts
+from nccllens.report.grid import HostRow, host_rows, row_counts, state_counts
 from nccllens.report.labels import label, state_colour, state_label, state_letter
 from nccllens.report.model import Report
 
@@ -37,10 +37,7 @@ def _suffix(row: HostRow, lang: str) -> str:
     if row.state is not None:
         text = state_label(row.state, lang)
     else:
-        counts: dict[str, int] = {}
-        for c in row.cells:
-            counts[c.state] = counts.get(c.state, 0) + 1
-        text = ", ".join(f"{n} {state_label(s, lang)}" for s, n in counts.items())
+        text = ", ".join(f"{n} {state_label(s, lang)}" for s, n in row_counts(row))
     if row.collapsed > 1:
         text = f"({row.collapsed} {label('host_rows', lang)}) {text}"
     return text

@@ -1,0 +1,136 @@
+"""Geometry of the two HTML pictures, as plain data the template draws (so all text stays escaped):
+the rank grid (one rect per rank, grouped by host) and the first-failures swimlane (hosts x time)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from nccllens.report.first_failures import error_marks, first_failures
+from nccllens.report.grid import by_host, cells, host_range
+from nccllens.report.labels import label, state_label
+from nccllens.report.model import Report
+
+WIDTH = 1100
+LABEL_W = 170
+LANE_H = 22
+MAX_LANES = 40
+
+
+@dataclass
+class Rect:
+    x: int
+    y: int
+    rank: int
+    state: str
+    title: str
+
+
+@dataclass
+class Block:
+    host: str
+    x: int
+    y: int
+    w: int
+    h: int
+    rects: list[Rect] = field(default_factory=list)
+
+
+@dataclass
+class GridPicture:
+    width: int
+    height: int
+    cell: int
+    blocks: list[Block]
+    row_labels: list[tuple[int, str]]  # (y of the text baseline, host or host range)
+
+
+def _title(c, lang: str) -> str:
+    parts = [f"{label('rank', lang)} {c.rank}", f"{label('host', lang)} {c.host or '?'}"]
+    seq = c.status.last_seq if c.status.last_seq is not None else "?"
+    parts.append(f"{label('last_seq', lang)} {seq}")
+    state = state_label(c.status.state, lang)
+    if c.state == "culprit":
+        state += f" ({state_label('culprit', lang)})"
+    parts.append(f"{label('state', lang)} {state}")
+    return " · ".join(parts)
+
+
+def grid_picture(report: Report, lang: str) -> GridPicture | None:
+    groups = by_host(cells(report))
+    if not groups:
+        return None
+    total = sum(len(g) for _, g in groups)
+    cell = 12 if total <= 512 else 8 if total <= 2048 else 6
+    step = cell + 1
+    widest = max(len(g) for _, g in groups)
+    cols = min(widest, 32)
+    block_w = cols * step + 6
+    plot_w = WIDTH - LABEL_W
+    per_row = 1 if len(groups) <= 32 else max(1, plot_w // block_w)
+    blocks: list[Block] = []
+    labels: list[tuple[int, str]] = []
+    y = 1
+    for start in range(0, len(groups), per_row):
+        row = groups[start : start + per_row]
+        row_h = max(max(math.ceil(len(g) / cols) for _, g in row) * step + 4, 14)
+        labels.append((y + 10, host_range([name for name, _ in row])))
+        for i, (name, group) in enumerate(row):
+            block = Block(name, LABEL_W + i * block_w, y, block_w - 6, row_h - 4)
+            for j, c in enumerate(group):
+                block.rects.append(Rect(block.x + (j % cols) * step, y + (j // cols) * step, c.rank, c.state,
+                                        _title(c, lang)))
+            blocks.append(block)
+        y += row_h
+    width = max(b.x + b.w for b in blocks) + 2
+    return GridPicture(width, y, cell, blocks, labels)
+
+
+@dataclass
+class Lane:
+    host: str
+    y: int
+    first_x: float
+    first_title: str
+    ticks: list[float]
+
+
+@dataclass
+class Swimlane:
+    width: int
+    height: int
+    lanes: list[Lane]
+    clock: bool
+    start: str
+    end: str
+    more: int
+
+
+def swimlane(report: Report, lang: str) -> Swimlane | None:
+    failures = first_failures(report)
+    if not failures:
+        return None
+    shown = failures[:MAX_LANES]
+    marks = error_marks(report)
+    times = [f.when for f in shown if f.when] + [t for f in shown for t in marks.get(f.host, [])]
+    clock = bool(times)
+    plot_w = WIDTH - LABEL_W - 20
+    if clock:
+        t0, t1 = min(times), max(times)
+        span = max((t1 - t0).total_seconds(), 1.0)
+
+        def x_of(when) -> float:
+            return round(LABEL_W + plot_w * (when - t0).total_seconds() / span, 1)
+    lanes = []
+    for i, f in enumerate(shown):
+        y = 20 + i * LANE_H
+        if clock and f.when is not None:
+            first_x = x_of(f.when)
+        else:
+            first_x = round(LABEL_W + plot_w * (i + 0.5) / len(shown), 1)
+        ticks = [x_of(t) for t in marks.get(f.host, [])] if clock else []
+        title = " · ".join(str(p) for p in (f.ts or label("no_clock", lang), f.host, f.text.strip()[:300]) if p)
+        lanes.append(Lane(f.host, y, first_x, title, ticks))
+    return Swimlane(WIDTH, 30 + len(shown) * LANE_H, lanes, clock,
+                    min(times).isoformat() if clock else "", max(times).isoformat() if clock else "",
+                    len(failures) - len(shown))
