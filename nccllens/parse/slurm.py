@@ -29,7 +29,7 @@ _CANCEL = re.compile(
     r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<ts>\S+)"
     r"(?: DUE TO (?P<reason>[A-Z][A-Z _]*?))?(?: by \S+)?(?: on (?P<node_old>\S+))? \*\*\*"
 )
-_OOM = re.compile(r"Detected (?P<count>\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)")
+_OOM = re.compile(r"Detected (?P<count>\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>\w+(?:\.\w+)?)")
 _TASKS = re.compile(r"^srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
 _EXIT = re.compile(r"Exited with exit code (?P<code>-?\d+)")
 _SRUN = re.compile(
