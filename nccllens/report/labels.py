@@ -38,6 +38,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "no_ranks": ("No rank information in these logs.", "日志中没有 rank 信息。"),
     "more": ("more", "更多"),
     "title": ("nccllens report", "nccllens 分析报告"),
+    "finding": ("Finding", "发现"),
     "causes": ("Causes", "根因"),
     "symptoms": ("Symptoms it explains", "由此导致的症状"),
     "other_findings": ("Other findings", "其他发现"),
