@@ -112,6 +112,10 @@ def split_kernel_prefix(message: str, year: int | None = None) -> KernelPrefix:
         out.ts_rel = float(m["mono"])
         out.ts_kind = out.ts_kind or "boot"
         text = text[m.end():]
+        if out.host is None:  # journalctl -o short-monotonic: '[secs] host kernel: '
+            m = _BARE_IDENT.match(text)
+            if m:
+                out.host, text = m["host"], text[m.end():]
     else:
         m = _RELATIVE.match(text)
         if m:
