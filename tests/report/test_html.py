@@ -1,0 +1,92 @@
+"""The HTML report: self-contained, script-free, escaped, bilingual without JavaScript, deterministic."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from report_builders import (
+    HOSTILE_IMG,
+    HOSTILE_SCRIPT,
+    big_report,
+    healthy_report,
+    unknown_report,
+    xid_report,
+)
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def rects(html: str) -> list[str]:
+    return re.findall(r'<rect [^>]*data-rank="(\d+)"', html)
+
+
+@pytest.mark.parametrize("build", [xid_report, healthy_report, unknown_report, big_report])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_rect_per_rank_and_nothing_external(build, lang):
+    report = build(lang)
+    html = report.to_html()
+    assert sorted(map(int, rects(html))) == sorted(r.rank for r in report.ranks)
+    assert f'<meta http-equiv="Content-Security-Policy" content="{CSP.replace(chr(39), "&#39;")}">' in html \
+        or f'content="{CSP}"' in html
+    assert "<script" not in html.lower()
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html)  # nothing fetched
+    assert "@import" not in html and "url(" not in html
+
+
+def test_hover_text_names_rank_host_seq_and_state():
+    html = xid_report().to_html()
+    assert re.search(r'data-rank="61"[^>]*><title>rank 61 · host gpu-node-07 · last SeqNum 6462 · '
+                     r'state crashed \(culprit\)</title>', html)
+    assert re.search(r'<g data-host="gpu-node-03">', html)
+
+
+def test_hostile_log_text_is_escaped():
+    html = xid_report(hostile=True).to_html()
+    assert HOSTILE_SCRIPT not in html and HOSTILE_IMG not in html
+    assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=&#34;document.title=&#39;pwned&#39;&#34;&gt;" in html
+
+
+def test_both_languages_embedded_with_css_only_switch():
+    html = xid_report().to_html()
+    assert '<input type="radio" class="lang-radio" name="lang" id="lang-en" checked>' in html
+    assert '<input type="radio" class="lang-radio" name="lang" id="lang-zh">' in html
+    assert "#lang-en:checked ~ .page .l-zh { display: none; }" in html
+    assert '<span class="l-zh" lang="zh">发现（按可能性排序）</span>' in html
+    assert '<span class="l-en" lang="en">Findings, most likely cause first</span>' in html
+    assert "Xid 79：gpu-node-07 上的 GPU 掉卡" in html and "Xid 79: GPU has fallen off the bus on gpu-node-07" in html
+
+
+def test_lang_option_picks_the_default_language():
+    html = xid_report().to_html(lang="zh")
+    assert '<html lang="zh">' in html
+    assert 'id="lang-zh" checked>' in html and 'id="lang-en">' in html
+
+
+def test_single_language_finding_rendered_once():
+    html = unknown_report().to_html()
+    title = "Watchdog timeout in _REDUCE_SCATTER_BASE SeqNum 7753 on ranks 0,4"
+    assert html.count(title) == 1
+
+
+def test_verdict_findings_evidence_job_inventory():
+    html = xid_report().to_html()
+    assert "GPU hardware failure: Xid 79: GPU has fallen off the bus on gpu-node-07, on rank 61" in html
+    assert '<details class="evidence" open>' in html  # the cause's evidence is open, symptoms folded
+    assert '<details class="symptoms">' in html
+    assert "gpu-node-07/dmesg.txt:4412" in html
+    assert "gpu-node-03/core.1234</code></td><td>binary file (core dump)" in html
+    assert '<svg class="swimlane"' in html and 'class="first"' in html
+    assert re.search(r"<th>.*World size.*</th><td>64</td>", html)
+
+
+def test_deterministic():
+    assert big_report().to_html() == big_report().to_html()
+    assert xid_report("zh").to_html() == xid_report("zh").to_html()
+
+
+def test_big_report_collapses_host_table():
+    html = big_report().to_html()
+    assert "gpu-node-000..511 (510" in html
+    assert len(rects(html)) == 4096

@@ -1,0 +1,58 @@
+"""docs/report.schema.json describes Report.to_dict(): built reports (and a real fixture) conform."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from report_builders import big_report, healthy_report, unknown_report, xid_report
+from schema_check import problems
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+
+
+def test_schema_is_draft_2020_12_and_versioned():
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert "schema_version" in SCHEMA["required"]
+
+
+@pytest.mark.parametrize("build", [xid_report, healthy_report, unknown_report, big_report])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_built_reports_conform(build, lang):
+    data = json.loads(build(lang).to_json())
+    assert problems(data, SCHEMA) == []
+    assert data["schema_version"] == 1
+
+
+def test_checker_catches_what_breaks_the_contract():
+    data = json.loads(xid_report().to_json())
+    data["findings"][0]["severity"] = "fatal"
+    del data["verdict"]["category"]
+    data["ranks"][0]["rank"] = "0"
+    found = problems(data, SCHEMA)
+    assert any("findings[0].severity" in p and "fatal" in p for p in found)
+    assert any(p.startswith("$.verdict: missing 'category'") for p in found)
+    assert any(p.startswith("$.ranks[0].rank") for p in found)
+
+
+def test_contract_fields_in_json():
+    data = json.loads(xid_report().to_json())
+    top = data["findings"][0]
+    assert data["verdict"]["category"] == "gpu_hardware"
+    assert top["hosts"] == ["gpu-node-07"] and top["ranks"] == [61]
+    assert top["evidence"][0]["file"] == "gpu-node-07/dmesg.txt" and top["evidence"][0]["line"] == 4412
+    assert top["explains"] == ["F2"]
+    assert top["texts"]["zh"]["title"].startswith("Xid 79：")
+    assert data["inputs"]["files"][-1]["skipped"] == "not a log: configuration"
+
+
+def test_real_fixture_conforms():
+    fixture = ROOT / "fixtures" / "exception_one_rank"
+    if not fixture.is_dir():
+        pytest.skip("fixture exception_one_rank not present")
+    import nccllens
+
+    report = nccllens.analyze([str(fixture)])
+    assert problems(json.loads(report.to_json()), SCHEMA) == []

@@ -1,0 +1,115 @@
+"""The terminal report: what a person reading it at 3 a.m. sees."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from report_builders import WATCHDOG_RANK0, big_report, healthy_report, unknown_report, xid_report
+
+from nccllens.report import render
+from nccllens.report.text import want_colour
+
+ANSI = re.compile(r"\x1b\[")
+
+
+def test_verdict_sentence_first_what_where_when_what_to_do():
+    out = xid_report().to_text(color=False, width=120)
+    first = out.splitlines()[0]
+    assert first.startswith("Verdict: GPU hardware failure: Xid 79")
+    assert "gpu-node-07" in first
+    verdict = out.split("\n\n")[0]
+    assert "rank 61" in verdict and "2026-11-22T03:12:05" in verdict
+    assert "First: Drain gpu-node-07" in verdict
+
+
+def test_symptoms_folded_under_their_cause_with_file_line_evidence():
+    out = xid_report().to_text(color=False, width=400)
+    cause = out.index("F1 ")
+    folded = out.index("Symptoms it explains (1)")
+    symptom = out.index("F2 ")
+    assert cause < folded < symptom
+    assert "gpu-node-07/dmesg.txt:4412  NVRM: Xid (PCI:0000:5d:00): 79" in out
+    assert f"gpu-node-00/rank0.log:812  {WATCHDOG_RANK0}" in out
+
+
+def test_rank_grid_shows_culprit_letter_and_legend():
+    out = xid_report().to_text(color=False, width=120)
+    assert "Legend: X culprit (1)  T timed out (63)" in out
+    assert re.search(r"^gpu-node-07\s+TTTTTXTT 7 timed out, 1 culprit$", out, re.M)
+
+
+def test_4096_ranks_collapse_into_few_rows():
+    out = big_report().to_text(color=False, width=100)
+    grid = out[out.index("\nRanks\n") : out.index("\nFirst failures\n")].strip().splitlines()
+    assert len(grid) <= 6
+    assert any(re.match(r"gpu-node-000\.\.511\s+TTTTTTTT \(510 hosts\) timed out", line) for line in grid)
+    assert any(line.startswith("gpu-node-300") and "silent" in line for line in grid)
+    assert any(line.startswith("gpu-node-007") and "X" in line for line in grid)
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_first_failures_earliest_first_per_host():
+    out = xid_report().to_text(color=False, width=160)
+    timeline = out[out.index("First failures") :].splitlines()[1:3]
+    assert timeline[0].startswith("2026-11-22T03:12:05  gpu-node-07")
+    assert timeline[1].startswith("2026-11-22T03:42:06  gpu-node-00")
+
+
+def test_inventory_says_what_was_skipped_and_why():
+    out = xid_report().to_text(color=False, width=120)
+    assert "9 files read (12200 lines, 99 events), 2 skipped" in out
+    assert "skipped gpu-node-03/core.1234: binary file (core dump)" in out
+
+
+def test_chinese_headings_and_finding_text():
+    out = xid_report("zh").to_text(color=False, width=120)
+    for heading in ("结论", "发现（按可能性排序）", "Rank 状态", "最早的故障", "输入文件", "由此导致的症状"):
+        assert heading in out
+    assert "Xid 79：gpu-node-07 上的 GPU 掉卡" in out
+    assert "首先：将 gpu-node-07 下线" in out
+
+
+def test_healthy_and_unknown_verdicts():
+    healthy = healthy_report().to_text(color=False, width=100)
+    assert healthy.startswith("Verdict: no failure: No failure found in the logs.")
+    assert "F finished (16)" in healthy
+    unknown = unknown_report().to_text(color=False, width=100)
+    assert unknown.startswith("Verdict: cause not visible: only watchdog timeouts")
+    assert "N never seen (6)" in unknown
+
+
+def test_no_color_means_no_ansi(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    out = render(xid_report(), "text")
+    assert not ANSI.search(out)
+    assert "X" in out  # the letters carry the state without colour
+
+
+def test_colour_when_asked_and_when_forced(monkeypatch):
+    assert ANSI.search(xid_report().to_text(color=True, width=100))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert ANSI.search(render(xid_report(), "text"))
+
+
+@pytest.mark.parametrize(("env", "tty", "expected"), [
+    ({}, True, True), ({}, False, False), ({"NO_COLOR": "1"}, True, False), ({"FORCE_COLOR": "1"}, False, True),
+    ({"NO_COLOR": ""}, True, True),
+])
+def test_colour_decision(env, tty, expected):
+    assert want_colour(None, env, tty) is expected
+
+
+def test_width_is_honoured():
+    for width in (60, 80, 140):
+        out = xid_report().to_text(color=False, width=width)
+        assert max(len(line) for line in out.splitlines()) <= width
+
+
+def test_log_text_is_not_rich_markup():
+    report = xid_report()
+    report.findings[0].evidence[0].text = "[bold red]not markup[/bold red] [link=x]y[/link]"
+    out = report.to_text(color=False, width=200)
+    assert "[bold red]not markup[/bold red] [link=x]y[/link]" in out
