@@ -1,25 +1,192 @@
-"""Causal ranking and the verdict: causes above the symptoms they explain, earliest first."""
+"""Causal ranking and the verdict: causes above the symptoms they explain, earliest and most specific first.
+
+A cause C explains a finding X when C's rule names X's rule or category (``explains``), when C
+refines X (same category, narrower culprit ranks), or when X only locates the failure (an absent or
+silent rank) and C happened on the same rank or host. C must not come after X (within the clock
+slack). Roots are the causes nothing else explains; each is followed by what it explains.
+Confidence grows with independent findings naming the same culprit.
+"""
 
 from __future__ import annotations
 
-from nccllens.report.model import Finding, Verdict
+from datetime import datetime, timedelta
 
-_SEVERITY = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+import polars as pl
+
+from nccllens.analyses.common import LOCATORS
+from nccllens.engine.findings import compact_ranks
+from nccllens.report.model import Finding, JobModel, Verdict
+from nccllens.taxonomy import CATEGORIES
+from nccllens.timeline import normalize
+
+_SEVERITY = {"critical": 0, "error": 0, "warning": 1, "info": 2}
 _ROLE = {"cause": 0, "symptom": 1, "context": 2}
+SLACK = timedelta(seconds=2)
+SERIOUS = ("critical", "error")
 
 
-def _key(f: Finding):
-    return (_ROLE.get(f.role, 3), _SEVERITY.get(f.severity, 4), f.first_seen or "9999", -f.confidence, f.rule)
+def _times(findings: list[Finding], events) -> dict[int, datetime | None]:
+    """Each finding's time: its evidence lines' (normalized) times, else the nearest earlier timed line."""
+    out: dict[int, datetime | None] = {}
+    timed = None
+    if events is not None and getattr(events, "height", 0):
+        timed = (normalize(events).filter(pl.col("ts").is_not_null()).select("file", "line", "ts")
+                 .sort(["file", "line"]))
+    for i, f in enumerate(findings):
+        best = None
+        if timed is not None and f.evidence:
+            probe = pl.DataFrame({"file": [e.file for e in f.evidence], "line": [e.line for e in f.evidence]},
+                                 schema={"file": pl.String, "line": pl.UInt32}).sort(["file", "line"])
+            for strategy in ("backward", "forward"):
+                hit = probe.join_asof(timed, on="line", by="file", strategy=strategy, check_sortedness=False)
+                hit = hit["ts"].drop_nulls()
+                if len(hit):
+                    best = hit.min()
+                    break
+        if best is None and f.first_seen:
+            try:
+                best = datetime.fromisoformat(f.first_seen)
+            except ValueError:
+                best = None
+        out[i] = best
+    return out
 
 
-def rank_findings(findings: list[Finding], events, job, lang: str) -> tuple[Verdict, list[Finding]]:
-    ranked = sorted(findings, key=_key)
-    for i, f in enumerate(ranked, 1):
-        f.id = f"F{i}"
-    serious = [f for f in ranked if f.severity in ("critical", "error")]
-    if not serious:
-        return Verdict("none", "No failure found in the logs." if lang == "en" else "日志中未发现故障。", 0.8), ranked
+WEAK = 0.5  # a rule cause this unsure, naming no rank, is a consequence-like summary (exit code 1...)
+
+
+def _generic(f: Finding, job: JobModel) -> bool:
+    all_hosts = set(job.hosts or [])
+    return not f.ranks and (not f.hosts or f.confidence <= WEAK
+                            or (len(all_hosts) > 1 and set(f.hosts) >= all_hosts))
+
+
+def _tier(f: Finding, job: JobModel) -> int:
+    if _generic(f, job):
+        return 2
+    return 1 if f.rule in LOCATORS else 0
+
+
+def _overlap(a: Finding, b: Finding) -> bool:
+    if a.ranks and b.ranks and set(a.ranks) & set(b.ranks):
+        return True
+    return bool(a.hosts and b.hosts and set(a.hosts) & set(b.hosts))
+
+
+def _refines(a: Finding, b: Finding) -> bool:
+    return a.category == b.category and bool(a.ranks) and (not b.ranks or set(a.ranks) < set(b.ranks))
+
+
+def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: str) -> tuple[Verdict, list[Finding]]:
+    job = job or JobModel()
+    times = _times(findings, events)
+    specs = [set(f.explains) for f in findings]
+    for f, t in zip(findings, times.values(), strict=True):
+        f.explains = []
+        if t is not None:
+            f.first_seen = t.isoformat()
+
+    def key(i: int):
+        f, t = findings[i], times[i]
+        return (_ROLE.get(f.role, 3), _tier(f, job), _SEVERITY.get(f.severity, 3), t is None, t or datetime.max,
+                -f.confidence, f.rule, f.ranks)
+
+    def can_explain(i: int, j: int) -> bool:
+        a, b = findings[i], findings[j]
+        if i == j or a.role != "cause":
+            return False
+        ta, tb = times[i], times[j]
+        in_time = ta is None or tb is None or ta <= tb + SLACK
+        named = b.rule in specs[i] or (b.category in specs[i] and b.category in CATEGORIES)
+        locator = b.rule in LOCATORS and a.rule not in LOCATORS and _overlap(a, b)
+        if b.role != "cause":
+            return (named and in_time) or locator
+        if _refines(a, b) or (locator and in_time):
+            return True
+        return named and in_time and (_tier(a, job), key(i)) < (_tier(b, job), key(j))
+
+    order = sorted(range(len(findings)), key=key)
+    explainers = {j: [i for i in order if can_explain(i, j)] for j in order}
+    roots = [i for i in order if findings[i].role == "cause" and not explainers[i]]
+    parent: dict[int, int] = {}
+    for j in order:
+        if j in roots or not explainers[j]:
+            continue
+        direct_roots = [i for i in explainers[j] if i in roots]
+        parent[j] = (direct_roots or explainers[j])[0]
+    ranked: list[int] = []
+
+    def place(i: int) -> None:
+        if i in ranked:
+            return
+        ranked.append(i)
+        for j in order:
+            if parent.get(j) == i:
+                place(j)
+
+    for i in roots:
+        place(i)
+    for i in order:
+        place(i)
+    out = [findings[i] for i in ranked]
+    for n, f in enumerate(out, 1):
+        f.id = f"F{n}"
+    for j, i in parent.items():
+        findings[j].explained_by = findings[i].id
+        findings[i].explains.append(findings[j].id)
+    for f in out:
+        f.explains.sort(key=lambda fid: int(fid[1:]))
+    for f in out:  # a root cause named by host only: the ranks that ran there
+        if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not _generic(f, job):
+            f.ranks = sorted(int(r) for r, h in job.rank_hosts.items() if h in f.hosts)
+    _agreement(out, job)
+    return _verdict(out, job, lang), out
+
+
+def _agreement(ranked: list[Finding], job: JobModel) -> None:
+    """Independent findings naming the same culprit raise the top causes' confidence."""
+    for f in ranked:
+        if f.role != "cause" or f.explained_by or _generic(f, job):
+            continue
+        agree = {g.rule for g in ranked if g is not f and g.rule != f.rule and g.role in ("cause", "context")
+                 and _names_same(f, g)}
+        for _ in agree:
+            f.confidence = round(min(0.99, f.confidence + (1 - f.confidence) * 0.3), 2)
+
+
+def _names_same(f: Finding, g: Finding) -> bool:
+    if f.ranks and g.ranks:
+        return set(g.ranks) <= set(f.ranks)
+    return bool(f.hosts and g.hosts and set(g.hosts) <= set(f.hosts))
+
+
+def _missing_summary(ranked: list[Finding], job: JobModel, lang: str) -> str:
+    zh = lang == "zh"
+    parts = []
+    never = sorted(set(range(job.world_size or 0)) - set(job.ranks_seen))
+    if never and job.ranks_seen:
+        parts.append(f"没有 rank {compact_ranks(never)} 的日志" if zh else f"no logs from ranks {compact_ranks(never)}")
+    serious = [f for f in ranked if f.severity in SERIOUS]
+    if serious and all(f.category == "collective_timeout" for f in serious):
+        parts.append("只有 watchdog 超时：停止发起集合通信的那个 rank 没有留下日志" if zh else
+                     "only watchdog timeouts: the rank that stopped issuing collectives left no log")
+    elif serious:
+        parts.append(f"能看到的只是症状（{serious[0].title}）" if zh else f"only symptoms are visible ({serious[0].title})")
+    head = "日志中看不到根因：" if zh else "The logs do not show the cause: "
+    return head + ("；".join(parts) if zh else "; ".join(parts))
+
+
+def _verdict(ranked: list[Finding], job: JobModel, lang: str) -> Verdict:
+    serious = [f for f in ranked if f.severity in SERIOUS]
+    causes = [f for f in ranked if f.role == "cause" and not f.explained_by and f.severity != "info"]
+    if not serious and not causes:
+        return Verdict("none", "日志中未发现故障。" if lang == "zh" else "No failure found in the logs.", 0.8)
     top = ranked[0]
-    if top.role != "cause":
-        return Verdict("unknown", top.title, round(top.confidence * 0.5, 2), top.id), ranked
-    return Verdict(top.category, top.title, top.confidence, top.id), ranked
+    if top.role == "cause" and top.severity != "info":
+        confidence = top.confidence * (0.8 if _generic(top, job) else 1.0)
+        summary = top.title
+        if top.explains:
+            summary += (f"（可解释另外 {len(top.explains)} 项发现）" if lang == "zh"
+                        else f" (explains {len(top.explains)} other finding(s))")
+        return Verdict(top.category, summary, round(confidence, 2), top.id)
+    return Verdict("unknown", _missing_summary(ranked, job, lang), 0.3)

@@ -1,0 +1,63 @@
+"""Cross-rank analyses: each a function of the event table (and the job model) → findings.
+
+``run_all(events, lang)`` runs them all; every finding's id is ``AN-...`` and its texts live in
+``texts.toml`` (English and Chinese), not in Python.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.report.model import Finding
+
+PROBLEMS: list[str] = []  # analyses that raised (a bug): reported by tests, never fatal to a run
+
+
+def run_all(events: pl.DataFrame, lang: str = "en") -> list[Finding]:
+    from nccllens.analyses import (
+        collectives,
+        config_diff,
+        divergence,
+        first_failure,
+        flight_dumps,
+        masked_exit,
+        missing,
+        stragglers,
+    )
+    from nccllens.job import build_job, rank_hosts, rank_status, world_size
+    from nccllens.timeline import normalize
+
+    if not events.height:
+        return []
+    events = normalize(events)
+    job = build_job(events)
+    status = rank_status(events, job)
+    ws = world_size(events)
+    hosts = rank_hosts(events)
+    seen = set(job.ranks_seen)
+    found: list[Finding] = []
+    steps = [
+        lambda: collectives.absent_from_collective(events, ws.size, hosts, seen, lang),
+        lambda: collectives.op_divergence(events, hosts, lang),
+        lambda: collectives.enqueue_lead(events, hosts, lang),
+        lambda: missing.node_never_joined(events, ws, lang),
+        lambda: missing.store_key_rank(events, hosts, lang),
+        lambda: missing.silent_ranks(events, status, lang),
+        lambda: missing.silent_hosts(events, ws, status, lang),
+        lambda: missing.no_logs(events, status, lang),
+        lambda: divergence.fingerprint_mismatch(events, hosts, lang),
+        lambda: divergence.traceback_divergence(events, hosts, lang),
+        lambda: flight_dumps.not_reached(events, hosts, lang),
+        lambda: flight_dumps.mismatched(events, hosts, lang),
+        lambda: first_failure.first_failure(events, lang),
+        lambda: stragglers.late_hosts(events, lang),
+        lambda: config_diff.config_mismatch(events, lang),
+        lambda: config_diff.transport_mismatch(events, lang),
+        lambda: masked_exit.masked_exit(events, lang),
+    ]
+    for step in steps:
+        try:
+            found += step()
+        except Exception as exc:  # one broken analysis must not cost the others
+            PROBLEMS.append(f"analysis failed: {type(exc).__name__}: {exc}")
+    return found

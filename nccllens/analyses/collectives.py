@@ -1,0 +1,92 @@
+"""Who is absent from the collective everyone else waits in, and who issued a different one.
+
+Signals (shared/reference/pytorch_c10d.md §2.2-2.4): the watchdog line names the stuck work
+``SeqNum=S`` and its ``OpType``; the PG status line names S (``work sequence id``) and the rank's
+last enqueued / completed work. A rank whose last enqueued work is below S never issued S; a rank
+that every other rank waits for but that printed nothing at S is absent; ranks stuck at the same
+S with different op types diverged.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.analyses.common import hosts_of, majority, make_finding, rank_list
+from nccllens.report.model import Finding
+
+STUCK_KINDS = ("torch.watchdog_timeout", "torch.pg_status")
+NEVER_SEEN_SHARE = 0.25  # more absent ranks than this, never seen at all: missing logs, not a culprit
+
+
+def _stuck(events: pl.DataFrame) -> pl.DataFrame:
+    return (events.filter(pl.col("kind").is_in(STUCK_KINDS) & pl.col("rank").is_not_null() & pl.col("seq").is_not_null())
+            .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk")))
+
+
+def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: dict[int, str],
+                           ranks_seen: set[int], lang: str) -> list[Finding]:
+    stuck = _stuck(events)
+    if not stuck.height:
+        return []
+    out = []
+    for (pgk,), group in stuck.group_by(["pgk"], maintain_order=True):
+        per_rank = group.group_by("rank").agg(pl.col("seq").min())
+        seq = int(per_rank["seq"].mode().sort()[-1])
+        waiting = set(per_rank.filter(pl.col("seq") == seq)["rank"].to_list())
+        status = group.filter((pl.col("kind") == "torch.pg_status") & pl.col("last_enqueued").is_not_null())
+        laggers = set(status.filter(pl.col("last_enqueued") < seq)["rank"].to_list())
+        absent: set[int] = set()
+        default = pgk in ("0", "default_pg") or "default_pg" in pgk
+        if world and default and len(waiting) >= max(1, world // 2):
+            absent = set(range(world)) - waiting - laggers - set(per_rank["rank"].to_list())
+            unseen = absent - ranks_seen
+            if len(unseen) > max(1, NEVER_SEEN_SHARE * world):
+                absent -= unseen  # these left no log at all: say so elsewhere, do not blame them
+        culprits = laggers | absent
+        if not culprits or len(culprits) >= max(len(waiting), 2):
+            continue
+        evidence = group.filter((pl.col("seq") == seq) | pl.col("rank").is_in(list(laggers)))
+        ops = group.filter((pl.col("seq") == seq) & pl.col("op").is_not_null())["op"]
+        op = ops.mode().sort()[0] if len(ops) else None
+        confidence = 0.8 if laggers else (0.7 if absent <= ranks_seen else 0.55)
+        out.append(make_finding(
+            "AN-COLLECTIVE-ABSENT", lang, evidence, ranks=culprits, hosts=hosts_of(culprits, rank_hosts),
+            confidence=confidence, seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
+            lagging=rank_list(laggers) if laggers else "-", silent=rank_list(absent) if absent else "-"))
+    return out
+
+
+def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """Ranks stuck at the same SeqNum of one PG with different op types: the minority diverged."""
+    stuck = _stuck(events).filter((pl.col("kind") == "torch.watchdog_timeout") & pl.col("op").is_not_null())
+    out = []
+    for (pgk, seq), group in stuck.group_by(["pgk", "seq"], maintain_order=True):
+        ops = dict(group.group_by("rank").agg(pl.col("op").first()).iter_rows())
+        top, odd = majority(ops)
+        if not odd or len(set(ops.values())) < 2:
+            continue
+        ranks = odd if top is not None else sorted(ops)
+        out.append(make_finding(
+            "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), seq=seq, pg=pgk,
+            op=top or "?", ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]),
+            confidence=0.8 if top is not None else 0.5))
+    return out
+
+
+def enqueue_lead(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """A rank whose last enqueued work leads (or lags) everyone else's at the failure point."""
+    status = _stuck(events).filter((pl.col("kind") == "torch.pg_status") & pl.col("last_enqueued").is_not_null())
+    out = []
+    for (pgk,), group in status.group_by(["pgk"], maintain_order=True):
+        last = dict(group.group_by("rank").agg(pl.col("last_enqueued").max()).iter_rows())
+        if len(last) < 3:
+            continue
+        top, odd = majority(last)
+        leaders = [r for r in odd if top is not None and last[r] > top]
+        if not leaders:
+            continue
+        out.append(make_finding(
+            "AN-ENQUEUE-LEAD", lang, group.filter(pl.col("rank").is_in(leaders)), ranks=leaders,
+            hosts=hosts_of(leaders, rank_hosts), pg=pgk, seq=top,
+            leads=", ".join(f"{r}:{last[r]}" for r in leaders[:16])))
+    return out

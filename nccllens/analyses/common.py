@@ -1,0 +1,76 @@
+"""What every analysis shares: its texts (data in texts.toml), finding construction, majority votes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Mapping
+from functools import cache
+from importlib import resources
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+import polars as pl
+
+from nccllens.engine.findings import compact_ranks, evidence_of, interpolate
+from nccllens.report.model import Finding
+
+# Analyses that say WHERE a failure shows (which rank is absent or silent), not WHY: any cause on
+# the same rank or host (an Xid, an OOM kill, an exception) explains them.
+LOCATORS = ("AN-COLLECTIVE-ABSENT", "AN-SILENT-RANK", "AN-FLIGHT-MISSING")
+
+
+@cache
+def texts() -> dict[str, dict[str, Any]]:
+    data = resources.files("nccllens.analyses").joinpath("texts.toml").read_text(encoding="utf-8")
+    return tomllib.loads(data)
+
+
+def spec(analysis_id: str) -> dict[str, Any]:
+    return texts()[analysis_id]
+
+
+def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(), hosts=(), first_seen=None,
+                 confidence: float | None = None, category: str | None = None, **values) -> Finding:
+    """A Finding for one analysis result; ``values`` fill the ``{placeholders}`` of its texts."""
+    s = spec(analysis_id)
+    text = s.get(lang) or s["en"]
+    ranks = sorted({int(r) for r in ranks})
+    hosts = sorted({str(h) for h in hosts if h})
+    evidence = evidence.sort(["ts", "file", "line"], nulls_last=True) if evidence.height else evidence
+    if first_seen is None and evidence.height:
+        first_seen = evidence["ts"].drop_nulls().min()
+    vals = {"ranks": compact_ranks(ranks) if ranks else None, "hosts": ", ".join(hosts) if hosts else None,
+            "count": evidence.height, **values}
+    return Finding(
+        id="", rule=analysis_id, category=category or s["category"], severity=s["severity"], role=s["role"],
+        confidence=round(confidence if confidence is not None else s["confidence"], 2),
+        title=interpolate(text["title"], vals), summary=interpolate(text["summary"].strip(), vals),
+        remediation=interpolate(text["remediation"].strip(), vals), ranks=ranks, hosts=hosts,
+        first_seen=first_seen.isoformat() if hasattr(first_seen, "isoformat") else first_seen,
+        evidence=evidence_of(evidence), explains=list(s.get("explains", [])), count=evidence.height,
+    )
+
+
+def majority(values: Mapping[Hashable, Hashable]) -> tuple[Hashable | None, list]:
+    """The value most keys agree on and the keys that differ; (None, all keys) on a tie."""
+    if not values:
+        return None, []
+    counts = Counter(values.values()).most_common()
+    if len(counts) == 1:
+        return counts[0][0], []
+    if counts[0][1] == counts[1][1]:
+        return None, sorted(values)
+    top = counts[0][0]
+    return top, sorted(k for k, v in values.items() if v != top)
+
+
+def hosts_of(ranks, rank_hosts: Mapping[int, str]) -> list[str]:
+    return sorted({rank_hosts[r] for r in ranks if r in rank_hosts})
+
+
+def rank_list(ranks) -> str:
+    return compact_ranks(sorted(ranks)) if ranks else "?"

@@ -1,0 +1,53 @@
+"""Ranks that stopped issuing the same collectives: fingerprint mismatches and the op each rank died in."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.analyses.common import hosts_of, majority, make_finding
+from nccllens.report.model import Finding
+
+# The c10d function a rank was inside when it failed, from the last frames of its traceback
+# (``torch/distributed/distributed_c10d.py:3252 in all_reduce``) or a failure table's traceback.
+C10D_FRAME = r"distributed_c10d\.py:\d+ in (\w+)"
+TRACEBACK_KINDS = ("python.traceback", "torchrun.failure", "torchrun.root_cause")
+
+
+def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """``TORCH_DISTRIBUTED_DEBUG=DETAIL``: each rank states the op it ran at the mismatching SequenceNumber."""
+    hits = events.filter((pl.col("kind") == "torch.fingerprint_mismatch") & pl.col("rank").is_not_null()
+                         & pl.col("op").is_not_null())
+    out = []
+    for (seq,), group in hits.group_by(["seq"], maintain_order=True):
+        ops = dict(group.group_by("rank").agg(pl.col("op").first()).iter_rows())
+        top, odd = majority(ops)
+        if len(set(ops.values())) < 2:
+            continue
+        ranks = odd if top is not None else sorted(ops)
+        out.append(make_finding(
+            "AN-FINGERPRINT-MISMATCH", lang, group.filter(pl.col("rank").is_in(ranks)), ranks=ranks,
+            hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or "?",
+            odd_op=", ".join(sorted({ops[r] for r in ranks})), confidence=0.9 if top is not None else 0.55))
+    return out
+
+
+def traceback_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """Failed ranks whose tracebacks end in different c10d collectives: the odd one out diverged."""
+    frames = (events.filter(pl.col("kind").is_in(TRACEBACK_KINDS) & pl.col("rank").is_not_null()
+                            & pl.col("detail").is_not_null())
+              .with_columns(pl.col("detail").str.extract_all(C10D_FRAME).list.last().alias("frame"))
+              .filter(pl.col("frame").is_not_null())
+              .with_columns(pl.col("frame").str.extract(C10D_FRAME, 1).alias("collective")))
+    if not frames.height:
+        return []
+    ops = dict(frames.sort(["ts", "file", "line"], nulls_last=True).group_by("rank").agg(
+        pl.col("collective").first()).iter_rows())
+    if len(ops) < 3 or len(set(ops.values())) < 2:
+        return []
+    top, odd = majority(ops)
+    if top is None or not odd:
+        return []
+    evidence = frames.filter(pl.col("rank").is_in(odd)).unique(["rank"], keep="first", maintain_order=True)
+    return [make_finding(
+        "AN-TRACEBACK-DIVERGENCE", lang, evidence, ranks=odd, hosts=hosts_of(odd, rank_hosts), op=top,
+        odd_op=", ".join(sorted({ops[r] for r in odd})), others=len(ops) - len(odd))]

@@ -1,0 +1,42 @@
+"""The earliest fatal event across all ranks and nodes, with an honest word about clock uncertainty."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.analyses.common import make_finding, spec
+from nccllens.report.model import Finding
+from nccllens.timeline import clock_notes
+
+# Lines a launcher or a peer prints because something else failed first: never "the first failure".
+CONSEQUENCE_KINDS = ("torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed", "torchrun.sigterm_sent",
+                     "torchrun.signal_received", "torchrun.state", "torch.taking_down", "torch.dump",
+                     "nccl.backtrace", "nccl.teardown")
+CLOSE_SECONDS = 2.0  # two first events closer than this on different hosts: order not certain
+
+
+def first_failure(events: pl.DataFrame, lang: str) -> list[Finding]:
+    fatal = (events.filter(pl.col("level").is_in(["error", "critical"]) & pl.col("ts").is_not_null()
+                           & ~pl.col("kind").is_in(CONSEQUENCE_KINDS))
+             .sort(["ts", "file", "line"]))
+    if not fatal.height:
+        return []
+    first = fatal.row(0, named=True)
+    runner_up = fatal.filter(pl.col("host") != first["host"]).head(1) if first["host"] else fatal.head(0)
+    notes = clock_notes(events, lang)
+    certain = "yes"
+    if runner_up.height:
+        gap = (runner_up["ts"][0] - first["ts"]).total_seconds()
+        if gap < CLOSE_SECONDS:
+            certain = "no"
+            notes.insert(0, (f"{runner_up['host'][0]} 上的下一条错误仅晚 {gap:.1f} 秒" if lang == "zh" else
+                             f"the next error, on {runner_up['host'][0]}, is only {gap:.1f} s later"))
+    ranks = [first["rank"]] if first["rank"] is not None else []
+    hosts = [first["host"]] if first["host"] else []
+    evidence = pl.concat([fatal.head(1), runner_up]) if runner_up.height else fatal.head(1)
+    by_kind = spec("AN-FIRST-FAILURE").get("by_kind", {})
+    category = by_kind.get(first["kind"]) or by_kind.get((first["family"] or "").split(".")[0])
+    return [make_finding("AN-FIRST-FAILURE", lang, evidence, ranks=ranks, hosts=hosts, first_seen=first["ts"],
+                         category=category,
+                         kind=first["kind"], where=first["host"] or "?", rank=first["rank"], certain=certain,
+                         notes="; ".join(notes) if notes else "-")]

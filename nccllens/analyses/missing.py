@@ -1,0 +1,98 @@
+"""Ranks and nodes that should be there and are not: never joined, named by a store key, or silent."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.analyses.common import hosts_of, make_finding, rank_list
+from nccllens.job import WorldSize
+from nccllens.report.model import Finding, RankStatus
+
+RDZV_FAILURE = ("torch.store_timeout", "torchrun.rendezvous_error")
+PEER_LOSS = ("crashed", "exited", "timed_out")
+
+
+def node_never_joined(events: pl.DataFrame, ws: WorldSize, lang: str) -> list[Finding]:
+    """Static rendezvous: nodes 0..nnodes-1 each state their node rank; the absent ones hold known ranks."""
+    failures = events.filter(pl.col("kind").is_in(RDZV_FAILURE))
+    if not failures.height or not ws.nnodes or ws.nnodes < 2:
+        return []
+    present = set(ws.node_ranks.values())
+    missing_nodes = sorted(set(range(ws.nnodes)) - present)
+    if not present or not missing_nodes:
+        return []
+    ranks = []
+    if ws.nproc_per_node:
+        ranks = [n * ws.nproc_per_node + i for n in missing_nodes for i in range(ws.nproc_per_node)]
+    seen = set(events["rank"].drop_nulls().to_list())
+    if set(ranks) & seen:
+        return []
+    return [make_finding("AN-NODE-NEVER-JOINED", lang, failures, ranks=ranks, hosts=(),
+                         nodes=", ".join(map(str, missing_nodes)), nnodes=ws.nnodes, joined=len(present),
+                         ranks_text=rank_list(ranks))]
+
+
+def store_key_rank(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """``DistStoreError`` while waiting for a key that names a rank: that rank never arrived."""
+    hits = events.filter((pl.col("kind") == "torch.store_timeout") & pl.col("rank").is_not_null()
+                         & pl.col("key").is_not_null())
+    if not hits.height:
+        return []
+    ranks = sorted(set(hits["rank"].to_list()))
+    return [make_finding("AN-STORE-MISSING-RANK", lang, hits, ranks=ranks, hosts=hosts_of(ranks, rank_hosts),
+                         key=hits["key"][0])]
+
+
+def silent_ranks(events: pl.DataFrame, status: list[RankStatus], lang: str) -> list[Finding]:
+    """Ranks that logged earlier, then stopped with no error and no exit status while their peers failed."""
+    seen = [s for s in status if s.state != "never_seen"]
+    silent = [s for s in seen if s.state == "silent"]
+    failed = [s for s in seen if s.state in PEER_LOSS]
+    if not silent or not failed or len(silent) * 2 > len(seen):
+        return []
+    ranks = [s.rank for s in silent]
+    mine = events.filter(pl.col("rank").is_in(ranks))
+    last = mine["ts"].drop_nulls().max() if mine.height else None
+    evidence = mine.sort(["ts", "file", "line"], nulls_last=True).tail(3)
+    hosts = sorted({s.host for s in silent if s.host})
+    return [make_finding("AN-SILENT-RANK", lang, evidence, ranks=ranks, hosts=hosts, first_seen=last,
+                         failed=rank_list([s.rank for s in failed]))]
+
+
+def no_logs(events: pl.DataFrame, status: list[RankStatus], lang: str) -> list[Finding]:
+    """Context: ranks the job should have that no log mentions (so their side of the story is missing)."""
+    never = [s.rank for s in status if s.state == "never_seen"]
+    if not never or len(never) == len(status):
+        return []
+    return [make_finding("AN-NO-LOGS", lang, events.head(0), ranks=never, missing=rank_list(never),
+                         world=len(status))]
+
+
+def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], lang: str) -> list[Finding]:
+    """A node whose launcher log just stops (no exit, no failure table) while other nodes report failures."""
+    hosted = events.filter(pl.col("host").is_not_null())
+    if hosted["host"].n_unique() < 2:
+        return []
+    ended = pl.col("kind").is_in(["torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed",
+                                  "torchrun.state", "torchrun.signal_received", "torchrun.sigterm_sent"])
+    per_host = hosted.group_by("host").agg(ended.any().alias("ended"),
+                                           pl.col("level").is_in(["error", "critical"]).any().alias("erred"),
+                                           pl.col("ts").max().alias("last"))
+    quiet = per_host.filter(~pl.col("ended") & ~pl.col("erred"))
+    failed = per_host.filter(pl.col("ended") | pl.col("erred"))
+    if not quiet.height or not failed.height or quiet.height > failed.height:
+        return []
+    out = []
+    silent_ranks_seen = {s.rank for s in status if s.state == "silent"}
+    for host, last in quiet.select("host", "last").iter_rows():
+        ranks = [s.rank for s in status if s.host == host]
+        node = ws.node_ranks.get(host)
+        if not ranks and node is not None and ws.nproc_per_node:
+            ranks = [node * ws.nproc_per_node + i for i in range(ws.nproc_per_node)]
+        if ranks and set(ranks) <= silent_ranks_seen:
+            continue  # silent_ranks already tells this story
+        evidence = hosted.filter(pl.col("host") == host).sort(["ts", "file", "line"], nulls_last=True).tail(2)
+        failed_ranks = [s.rank for s in status if s.state in PEER_LOSS]
+        out.append(make_finding("AN-SILENT-RANK", lang, evidence, ranks=ranks, hosts=[host], first_seen=last,
+                                failed=rank_list(failed_ranks)))
+    return out

@@ -1,0 +1,35 @@
+"""A node that joins far later than the rest (first line, rendezvous, NCCL init)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.analyses.common import make_finding
+from nccllens.report.model import Finding
+
+START_FAMILIES = ("torchrun", "nccl", "torch", "python")
+LATE_SECONDS = 60.0  # always late
+MIN_LATE_SECONDS = 10.0  # late if also > FACTOR x the others' typical lateness
+FACTOR = 5.0
+
+
+def late_hosts(events: pl.DataFrame, lang: str) -> list[Finding]:
+    starts = (events.filter(pl.col("family").is_in(START_FAMILIES) & pl.col("ts").is_not_null()
+                            & pl.col("host").is_not_null())
+              .sort(["ts", "file", "line"]).group_by("host", maintain_order=True).first())
+    if starts.height < 2:
+        return []
+    earliest = starts["ts"].min()
+    late = {h: (t - earliest).total_seconds() for h, t in starts.select("host", "ts").iter_rows()}
+    out = []
+    for host, seconds in sorted(late.items()):
+        others = sorted(v for h, v in late.items() if h != host)
+        typical = others[len(others) // 2]
+        if seconds > LATE_SECONDS or (seconds >= MIN_LATE_SECONDS and seconds > FACTOR * typical):
+            evidence = pl.concat([starts.filter(pl.col("host") == host), starts.sort("ts").head(1)])
+            rank_rows = events.filter((pl.col("host") == host) & pl.col("rank").is_not_null())
+            ranks = sorted(set(rank_rows["rank"].to_list()))
+            out.append(make_finding("AN-STRAGGLER", lang, evidence, ranks=ranks, hosts=[host],
+                                    first_seen=starts.filter(pl.col("host") == host)["ts"][0],
+                                    host=host, seconds=f"{seconds:.0f}", typical=f"{typical:.0f}"))
+    return out
