@@ -51,7 +51,7 @@ _RESTART = re.compile(
 _STATE = re.compile(
     r"\[(?P<role>[^\]]+)\] (?P<what>Starting worker group|Stopping worker group"
     r"|worker group successfully finished|Detected \d+ new nodes from group_rank=\d+)"
-    r"|(?P<local>Local worker group finished \((?P<state>\w+)\))"
+    r"|(?P<local>Local worker group finished \((?:WorkerState\.)?(?P<state>\w+)\))"
     r"|(?P<failed>[Ww]orker group (?:FAILED|UNHEALTHY|failed)\b)"
 )
 _DSTATE = re.compile(r"Worker pid=(?P<pid>\d+) stuck in uninterruptible sleep")
