@@ -51,10 +51,12 @@ def _candidates(report: Report) -> list[Failure]:
     for f in report.findings:
         if f.severity not in _SEVERE:
             continue
+        # a line without its own time takes the finding's first time when the finding is on one host
+        fallback = f.first_seen if len(f.hosts) <= 1 else None
         for e in f.evidence:
             host = e.host or (hosts.get(str(e.rank)) if e.rank is not None else None) or "?"
-            out.append(Failure(host, e.text, e.ts or None, parse_ts(e.ts), e.rank, e.file, e.line, f.id,
-                               order=len(out)))
+            ts = e.ts or (fallback if host in f.hosts else None)
+            out.append(Failure(host, e.text, ts, parse_ts(ts), e.rank, e.file, e.line, f.id, order=len(out)))
     return out
 
 
