@@ -103,7 +103,10 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
             return (named and in_time) or locator
         if _refines(a, b) or (locator and in_time):
             return True
-        return named and in_time and (_tier(a, job), key(i)) < (_tier(b, job), key(j))
+        if not (named and in_time and _tier(a, job) <= _tier(b, job)):
+            return False
+        mutual = a.rule in specs[j] or (a.category in specs[j] and a.category != b.category)
+        return not mutual or key(i) < key(j)
 
     order = sorted(range(len(findings)), key=key)
     explainers = {j: [i for i in order if can_explain(i, j)] for j in order}
