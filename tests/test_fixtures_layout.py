@@ -112,3 +112,26 @@ def test_real_runs_carry_torchrun_output(folder: Path):
         pytest.skip("synthetic fixture")
     text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in folder.glob("*/console.log"))
     assert "torch/distributed/" in text, f"{folder.name}: no torchrun/torch.distributed line in the consoles"
+
+
+@pytest.mark.parametrize("folder", SCENARIOS, ids=IDS)
+def test_key_lines_are_in_the_named_hosts_logs(folder: Path):
+    """The outcome recorded in expected.toml is what the captured logs really show."""
+    for host, texts in load(folder).get("key_lines", {}).items():
+        logs = [p for p in (folder / host).rglob("*") if p.is_file()]
+        text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in logs)
+        for wanted in texts:
+            assert wanted in text, f"{folder.name}/{host}: {wanted!r} not in its logs"
+
+
+def test_failure_fixtures_show_the_culprit_host_in_a_failure_table_or_traceback():
+    """Where torchrun reported a failure on the culprit host, the table names that host."""
+    checked = 0
+    for folder in SCENARIOS:
+        expected = load(folder)
+        for host in expected["culprit_hosts"]:
+            console = (folder / host / "console.log").read_text(encoding="utf-8", errors="replace")
+            if "ChildFailedError" in console:
+                assert f"host      : {host}" in console, f"{folder.name}: failure table without {host}"
+                checked += 1
+    assert checked >= 8
