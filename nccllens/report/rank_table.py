@@ -9,7 +9,7 @@ COLUMNS = ("ranks", "host", "state", "exit", "last seq", "done", "op", "first er
 
 def _key(s: RankStatus) -> tuple:
     exit_text = s.signal or (str(s.exit_code) if s.exit_code is not None else "")
-    return (s.host or "", s.state, exit_text, s.last_seq, s.last_completed, s.last_op or "", (s.first_error or "")[:60])
+    return (s.host or "", s.state, exit_text, s.last_seq, s.last_completed, s.last_op or "")
 
 
 def _span(first: int, last: int) -> str:
@@ -17,21 +17,24 @@ def _span(first: int, last: int) -> str:
 
 
 def groups(ranks: list[RankStatus]) -> list[tuple[str, tuple]]:
-    """Consecutive ranks with identical (host, state, exit, seqs, op, error) collapse into one row."""
+    """Consecutive ranks with identical (host, state, exit, seqs, op) collapse into one row; the row shows
+    the first error of its first rank."""
     out: list[tuple[str, tuple]] = []
     start = prev = None
     current = None
+    error = ""
     for s in sorted(ranks, key=lambda r: r.rank):
         k = _key(s)
         if current is not None and k == current and prev is not None and s.rank == prev + 1:
             prev = s.rank
             continue
         if current is not None:
-            out.append((_span(start, prev), current))
+            out.append((_span(start, prev), current + (error,)))
         start = prev = s.rank
         current = k
+        error = (s.first_error or "")[:60]
     if current is not None:
-        out.append((_span(start, prev), current))
+        out.append((_span(start, prev), current + (error,)))
     return out
 
 
