@@ -21,7 +21,7 @@ FAMILY = "slurm"
 
 PREFILTER = (
     r"slurmstepd(?:-[\w.-]+)?: "
-    r"|^srun: (?:error: |Job step aborted|forcing job termination|Force Terminated|Terminating )"
+    r"|^\s*srun: (?:error: |Job step aborted|forcing job termination|Force Terminated|Terminating )"
 )
 
 _STEPD = re.compile(r"slurmstepd(?:-(?P<host>[\w.-]+))?: (?:error: )?(?P<rest>.*)$")

@@ -5,37 +5,47 @@ Real files: fixtures/exception_one_rank (torch 2.13.0+cpu run, see its expected.
 
 from __future__ import annotations
 
+import glob
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nccllens.parse.error_json import parse_error_json
 
-NODE_B = "fixtures/exception_one_rank/node-b/logs/none_7e0kich7/attempt_0"
-NODE_A = "fixtures/exception_one_rank/node-a/logs/none_49xmq_bi/attempt_0"
+ROOT = "/work/main/fixtures/exception_one_rank"
+
+
+def error_file(node: str, local_rank: int) -> str:
+    """The run id in the path changes when the fixture is regenerated."""
+    (path,) = glob.glob(f"{ROOT}/{node}/logs/*/attempt_0/{local_rank}/error.json")
+    return path
 
 
 def read(path: str) -> bytes:
-    with open(f"/work/main/{path}", "rb") as fh:
+    with open(path, "rb") as fh:
         return fh.read()
 
 
 def test_keyerror_error_file():
-    path = f"{NODE_B}/1/error.json"
+    path = error_file("node-b", 1)
     (e,) = parse_error_json(read(path), path)
+    stamp = json.loads(read(path))["message"]["extraInfo"]["timestamp"]
     assert (e["kind"], e["family"], e["level"]) == ("torchrun.error_file", "torchrun", "error")
     assert e["exc_type"] == "KeyError" and e["message"] == "KeyError: 'labels'"
-    assert e["detail"].split("\n")[-1] == "/work/main/fixtures/generate/jobs/train.py:106 in main"
-    # 1795317957 in UTC; the same instant the node-b failure table printed (its agent ran on UTC)
-    assert e["ts"] == datetime(2026, 11, 22, 3, 25, 57) and e["ts_kind"] == "absolute"
-    assert e["value"] == "1795317957"
+    assert e["detail"].split("\n")[-1].startswith("/work/main/fixtures/generate/jobs/train.py:")
+    assert e["detail"].split("\n")[-1].endswith(" in main")
+    utc = datetime.fromtimestamp(int(stamp), tz=timezone.utc).replace(tzinfo=None)
+    assert e["ts"] == utc and e["ts_kind"] == "absolute" and e["value"] == stamp
+    # the node-b failure table printed the same instant (that agent ran on UTC)
+    console = open(f"{ROOT}/node-b/console.log").read()
+    assert utc.strftime("time      : %Y-%m-%d_%H:%M:%S") in console
     assert (e["attempt"], e["local_rank"], e["file"], e["line"]) == (0, 1, path, 1)
 
 
 def test_gloo_peer_closed_error_file_keeps_first_line_of_message():
-    path = f"{NODE_A}/0/error.json"
+    path = error_file("node-a", 0)
     (e,) = parse_error_json(read(path), path)
     assert e["exc_type"] == "RuntimeError"
     assert e["message"].startswith("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc")
