@@ -240,3 +240,15 @@ def test_torch_wrapped_nccl_error_is_left_to_the_torch_family():
     lines = fixture_lines("shm_exhausted/torch_last_error_nccl2.21.5.log")
     assert run(lines) == []
     assert not pl.Series(lines, dtype=pl.String).str.contains(nccl.PREFILTER).any()
+
+
+def test_ib_async_event_names_the_device_port_and_init_timings():
+    # synthetic: built from "NET/IB : %s:%d Got async event : %s", 2.20
+    e = one("gpu-k:3:4 [0] transport/net_ib.cc:120 NCCL WARN NET/IB : mlx5_2:1 Got async event : port error")
+    assert (e["value"], e["iface"], e["level"]) == ("ib_async_event", "mlx5_2:1", "error")
+    # quoted from https://github.com/NVIDIA/nccl/issues/1534 (2.23+ wording)
+    e = one("tpgds-aihub0007:177792:177792 [5] NCCL INFO Init timings - ncclCommInitRank: rank 5 nranks 16 total 1.58 "
+            "(kernels 0.26, alloc 0.97, bootstrap 0.07, allgathers 0.01, topo 0.06, graphs 0.00, connections 0.21, "
+            "rest 0.00)")
+    assert (e["kind"], e["key"]) == ("nccl.info", "init_timings")
+    assert "bootstrap 0.07" in e["value"]
