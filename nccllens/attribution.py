@@ -1,10 +1,12 @@
 """Give every event the rank and host the logs offer, from all sources together.
 
 Order of evidence (a value the line itself states is never overwritten):
-1. NCCL ``Init START/COMPLETE`` lines: (host, pid) → global rank of the largest communicator;
+1. NCCL ``Init START/COMPLETE`` lines and torchrun failure tables: (host, pid) → global rank (of the
+   largest communicator, for NCCL);
 2. lines that carry both rank and local rank (``[default1]:[rank3]:``, torchrun failure tables):
    (host, local rank, attempt) → rank;
-3. a file whose ranked events all name one rank: that rank for its other worker lines;
+3. a file (not an agent's console) whose ranked events all name one rank: that rank for its other
+   worker lines;
 4. per file, a host named by any of its events fills events without one.
 All steps are joins and window expressions on the event table.
 """
@@ -30,7 +32,8 @@ def attribute(events: pl.DataFrame) -> pl.DataFrame:
     cols = events.columns
     # 1. NCCL init: (host, pid) -> rank in the largest communicator that process joined
     init = (
-        events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"])
+        events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete", "torchrun.root_cause",
+                                            "torchrun.failure"])
                       & pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
         .sort(["nranks", "rank"], descending=[True, False], nulls_last=True)
         .group_by(["host", "pid"], maintain_order=True).agg(pl.col("rank").first())
@@ -42,16 +45,19 @@ def attribute(events: pl.DataFrame) -> pl.DataFrame:
                       & pl.col("host").is_not_null())
         .group_by(["host", "local_rank"]).agg(pl.col("rank").mode().min())
     )
-    worker = ~pl.col("family").is_in(_AGENT_FAMILIES)
+    worker = ~pl.col("family").is_in(_AGENT_FAMILIES) | (pl.col("kind") == "torchrun.worker_failed")
     if both.height:
         filled = _fill_from(events, both, ["host", "local_rank"], "rank")
         events = events.with_columns(
             pl.when(worker).then(filled["rank"]).otherwise(pl.col("rank")).alias("rank"))
-    # 3. a file whose worker events name exactly one rank
+    # 3. a file whose worker events name exactly one rank, and that is no agent's console (a console
+    #    carries every local rank's output: one rank speaking does not make the others silent ones its)
+    consoles = events.filter(pl.col("family") == "torchrun").select("file").unique()
     per_file = (
         events.filter(pl.col("rank").is_not_null() & worker)
         .group_by("file").agg(pl.col("rank").n_unique().alias("n"), pl.col("rank").first().alias("only"))
         .filter(pl.col("n") == 1).select("file", "only")
+        .join(consoles, on="file", how="anti")
     )
     if per_file.height:
         events = events.join(per_file, on="file", how="left").with_columns(

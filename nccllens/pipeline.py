@@ -140,6 +140,12 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: str
             out.append(_fill_defaults(event, source_line))
             if event.get("line") is not None:
                 claimed.add(event["line"])
+            last = event.pop("_last_line", None)
+            anchor = source_line or current
+            if last is not None and anchor is not None:
+                # the record's continuation lines (traceback frames, table fields) are part of this event
+                start = event.get("line") or anchor.line
+                claimed.update(ln.line for ln in lines if start < ln.line <= last and ln.stream == anchor.stream)
     if rule_pattern:
         rest = [ln for ln in lines if ln.line not in claimed]
         if rest:

@@ -144,7 +144,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 continue
             following = ctx.following(line, _FOLLOW_LINES)
             j, what = _what_text(following)
-            _, raised, frames = read_backtrace(following, j)
+            end, raised, frames = read_backtrace(following, j)
             event = {
                 "family": FAMILY,
                 "kind": "cpp.terminate",
@@ -164,6 +164,8 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                             event.setdefault(key, value)
                     if found.get("detail") and not event["detail"]:
                         event["detail"] = found["detail"]
+            if end:
+                event["_last_line"] = following[end - 1].line  # what() and the frames are this event's
             yield event
         except Exception:  # never lose the file's other events
             continue

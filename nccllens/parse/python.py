@@ -226,7 +226,10 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[d
     event.update(dataloader_facts(tb.texts))
     if header is not None and header.ts is not None:
         event["ts"], event["ts_kind"] = header.ts, header.ts_kind
-    return event, following[: tb.consumed]
+    used = following[: tb.consumed]
+    if used:
+        event["_last_line"] = used[-1].line  # the pipeline claims the frames and the exception line
+    return event, used
 
 
 def _exception_event(body: str) -> dict | None:

@@ -150,6 +150,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                         event["pid"] = header.pid
                 for folded in _fold(line, event, ctx):
                     consumed.add(folded.line)
+                    event["_last_line"] = folded.line  # the pipeline claims the folded lines too
                 rank = resolve_rank(event, line.rank)
                 if rank is not None:
                     event["rank"] = rank

@@ -133,9 +133,14 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
     first: Line | None = None
     idx, fields, tb_lines, in_tb = "", {}, [], False
 
+    last: Line | None = None
+
     def flush() -> None:
         if first is not None and fields:
-            events.append(_entry_event(section, idx, first, fields, tb_lines))
+            event = _entry_event(section, idx, first, fields, tb_lines)
+            if last is not None:
+                event["_last_line"] = last.line  # the entry's field lines belong to this event
+            events.append(event)
 
     for row in ctx.following(line, MAX_TABLE_LINES):
         body = _body(row, ctx.year).rstrip()
@@ -148,6 +153,7 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
             continue
         if first is None:
             continue
+        last = row
         field = None if in_tb else _FIELD.match(body)
         if field:
             fields[field["key"]] = field["value"]
