@@ -48,10 +48,38 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     except ImportError:
         pass
     job, ranks = _job(events)
+    _node_wide(findings, job)
     verdict, ranked = rank_findings(findings, events, job, lang)
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
+
+
+NODE_WIDE = ("job_killed", "straggler")  # what happens to a node happens to every rank on it
+
+
+def _ranks_of_host(host: str, job) -> list[int]:
+    """The ranks a host ran: as the logs say, or, for the one host that printed no rank, the ranks
+    nobody else claimed when every other host ran the same number of ranks (torchrun's layout)."""
+    owned = sorted(int(r) for r, h in job.rank_hosts.items() if h == host)
+    if owned:
+        return owned
+    counts: dict[str, int] = {}
+    for h in job.rank_hosts.values():
+        counts[h] = counts.get(h, 0) + 1
+    rankless = [h for h in job.hosts if h not in counts]
+    if rankless != [host] or len(set(counts.values())) != 1:
+        return []
+    per_node = next(iter(counts.values()))
+    seen = {int(r) for r in job.rank_hosts}
+    return sorted(set(range(per_node * len(job.hosts))) - seen)
+
+
+def _node_wide(findings, job) -> None:
+    """A node-level cause (its agent was killed, it joined late) names the ranks that node hosted."""
+    for f in findings:
+        if f.role == "cause" and f.category in NODE_WIDE and f.hosts and not f.ranks:
+            f.ranks = sorted(r for h in f.hosts for r in _ranks_of_host(h, job))
 
 
 def _job(events):

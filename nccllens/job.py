@@ -110,12 +110,25 @@ def communicators(events: pl.DataFrame) -> list[dict]:
     return groups.to_dicts()
 
 
+def _rendezvous_ranks(events: pl.DataFrame) -> dict[int, str]:
+    """torchrun's rendezvous result lists the global ranks each agent (host) started."""
+    rows = events.filter((pl.col("kind") == "torchrun.rendezvous") & pl.col("host").is_not_null()
+                         & pl.col("detail").str.contains("global_ranks=", literal=True))
+    out: dict[int, str] = {}
+    for host, detail in rows.select("host", "detail").iter_rows():
+        m = re.search(r"global_ranks=\[([\d, ]*)\]", detail)
+        for r in re.findall(r"\d+", m[1]) if m else []:
+            out.setdefault(int(r), host)
+    return out
+
+
 def rank_hosts(events: pl.DataFrame) -> dict[int, str]:
+    out = _rendezvous_ranks(events)
     both = events.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null())
-    if not both.height:
-        return {}
-    mode = both.group_by("rank").agg(pl.col("host").mode().sort().first())
-    return dict(mode.iter_rows())
+    if both.height:
+        mode = both.group_by("rank").agg(pl.col("host").mode().sort().first())
+        out.update(dict(mode.iter_rows()))
+    return dict(sorted(out.items()))
 
 
 def build_job(events: pl.DataFrame) -> JobModel:

@@ -27,10 +27,40 @@ from nccllens.report.model import InputFile
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
 
 
+def unanchor(pattern: str) -> str:
+    """Drop start-of-line anchors (``^`` outside character classes).
+
+    The combined prefilter runs on raw lines, before launcher prefixes are stripped, so a pattern
+    written for the message (``^\\s*KeyError``) must not insist on the line's first column there. The
+    result matches a superset of lines; the exact pattern is applied to the message afterwards.
+    """
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]" or (out and out[-1] in ("[", "[^"))
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "^":
+                out.append("[^")
+                i += 2
+                continue
+        elif ch == "^":
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def combined_prefilter(extra: str | None = None) -> str:
-    parts = [f"(?:{f.prefilter})" for f in load_families()]
+    parts = [f"(?:{unanchor(f.prefilter)})" for f in load_families()]
     if extra:
-        parts.append(f"(?:{extra})")
+        parts.append(f"(?:{unanchor(extra)})")
     return "|".join(parts) or "$^"
 
 
@@ -157,6 +187,13 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: str
     return out
 
 
+def file_end_event(path: str, line_no: int, raw: str, hints: PathHints) -> dict:
+    """Where a log file stops: lets the analyses see a node whose log ends without any error."""
+    return {"file": path, "line": line_no, "raw": raw[:2000], "kind": "other.file_end", "family": "other",
+            "level": "debug", "message": f"end of file after {line_no} lines", "host": hints.host,
+            "rank": hints.rank, "local_rank": hints.local_rank, "attempt": hints.attempt}
+
+
 def _year_for(source: Source) -> int:
     try:
         if "!" not in source.path and os.path.exists(source.path):
@@ -206,8 +243,14 @@ def extract_source(source: Source, pattern: str, rule_pattern: str | None = None
                 yield first
             yield from chunks
 
+        last: tuple[int, str] | None = None
         for line_no, block in blocks(all_chunks(), stats):
-            rows.extend(_parse_block(frame(block, line_no, stats), pattern, rule_pattern, ctx, hints))
+            df = frame(block, line_no, stats)
+            rows.extend(_parse_block(df, pattern, rule_pattern, ctx, hints))
+            if df.height:
+                last = df.row(df.height - 1)
+        if last is not None:
+            rows.append(file_end_event(source.path, last[0], last[1], hints))
     except ArchiveLimit as exc:
         stats.note(str(exc))
     except OSError as exc:

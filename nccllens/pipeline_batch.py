@@ -37,7 +37,7 @@ def _clean(data: bytes, info: InputFile) -> bytes:
 def extract_small(sources: list[Source], pattern: str, rule_pattern: str | None,
                   year_for) -> list[tuple[pl.DataFrame, InputFile]]:
     """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
-    from nccllens.pipeline import extract_source, parse_survivors
+    from nccllens.pipeline import extract_source, file_end_event, parse_survivors
 
     results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []
@@ -76,6 +76,10 @@ def extract_small(sources: list[Source], pattern: str, rule_pattern: str | None,
                 ctx = FileContext(path=sources[i].path, host=hints.host, rank=hints.rank,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
                 rows = parse_survivors(file_df, mine.with_columns(fix), rule_pattern, ctx, hints)
+            r0, r1 = row_starts[k], row_starts[k + 1]
+            if r1 > r0:
+                line_no, raw = big.row(r1 - 1)[1:3]
+                rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints_for(sources[i].path)))
             events = ev.from_rows(rows)
             info.events = events.height
             results[i] = (events, info)

@@ -84,11 +84,16 @@ def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], 
         return []
     out = []
     silent_ranks_seen = {s.rank for s in status if s.state == "silent"}
+    seen = set(events["rank"].drop_nulls().to_list())
+    size = ws.size or (max(seen) + 1 if seen else 0)
+    unseen = sorted(set(range(size)) - seen)
     for host, last in quiet.select("host", "last").iter_rows():
         ranks = [s.rank for s in status if s.host == host]
         node = ws.node_ranks.get(host)
         if not ranks and node is not None and ws.nproc_per_node:
             ranks = [node * ws.nproc_per_node + i for i in range(ws.nproc_per_node)]
+        if not ranks and quiet.height == 1:
+            ranks = unseen  # the one quiet node is where the ranks nobody heard from lived
         if ranks and set(ranks) <= silent_ranks_seen:
             continue  # silent_ranks already tells this story
         evidence = hosted.filter(pl.col("host") == host).sort(["ts", "file", "line"], nulls_last=True).tail(2)

@@ -118,12 +118,17 @@ def _entry_event(section: str, idx: str, first: Line, fields: dict[str, str], tb
     traceback = "\n".join([fields.get("traceback", fields.get("msg", "")).strip(), *tb_lines]).strip()
     if traceback:
         event["detail"] = _clip(traceback)
+    exc_text = None
     if tb_lines and traceback.startswith("Traceback"):
         folded = fold_traceback(tb_lines)
         event["exc_type"] = folded.exc_type
+        exc_text = folded.message
     parts = [f"{section}: [{idx}] rank {fields.get('rank', '?').strip()}",
              f"exitcode {fields.get('exitcode', '?').strip()}"]
     event["message"] = " ".join(", ".join(parts).split())
+    if exc_text:
+        # the worker's own exception, so rules about it also see the table's rank and host
+        event["message"] += f": {exc_text}"
     return event
 
 
