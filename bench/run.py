@@ -57,13 +57,12 @@ def _timed(cmd: list[str], stdout=subprocess.PIPE) -> tuple[float, int, subproce
 
 def _patterns_file() -> Path:
     from nccllens.analysis import Options, load_rules
-    from nccllens.engine import combined_pattern
     from nccllens.parse import load_families
+    from nccllens.pipeline import unanchor
 
-    pats = [f.prefilter for f in load_families()]
-    rp = combined_pattern(load_rules(Options()))
-    if rp:
-        pats.append(rp)
+    # the same patterns nccllens' prefilter runs (unanchored, as nccllens runs them on raw lines)
+    pats = [unanchor(f.prefilter) for f in load_families()]
+    pats += [unanchor(r.match.pattern) for r in load_rules(Options()) if r.match.pattern]
     path = HERE / "out" / "patterns.txt"
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(pats) + "\n")

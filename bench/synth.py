@@ -50,13 +50,14 @@ class Job:
     def expected(self) -> dict:
         bad_host, bad_rank = self.host(self.bad_host), self.bad_rank
         return {
-            "xid79": ("gpu_hardware", [], [bad_host]),
+            "xid79": ("gpu_hardware", [bad_rank], [bad_host]),
             "gpu_oom": ("gpu_oom", [bad_rank], [bad_host]),
             "exception": ("application_error", [bad_rank], [bad_host]),
             "divergence": ("rank_divergence", [bad_rank], [bad_host]),
             "ib": ("ib_fabric", [], [bad_host]),
             "missing_node": ("unknown", list(range(self.bad_host * self.local, (self.bad_host + 1) * self.local)), []),
-            "straggler": ("straggler", [], [bad_host]),
+            "straggler": ("straggler", list(range(self.bad_host * self.local, (self.bad_host + 1) * self.local)),
+                          [bad_host]),
             "host_oom": ("host_oom", [bad_rank], [bad_host]),
             "none": ("none", [], []),
         }[self.fault]
@@ -76,7 +77,7 @@ def _write_rank_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> Non
         if job.fault == "none":
             stop = job.fail_seq + 50
         line_bytes = len(f.nccl_coll(host, pid, dev, 1, comm, job.n)) + 1
-        ops = max(stop, per_rank_bytes // line_bytes)
+        ops = max(1, per_rank_bytes // line_bytes)  # the last `ops` collectives before the stop
         first = max(1, stop - ops + 1)
         block = []
         for op in range(first, stop + 1):
@@ -97,6 +98,8 @@ def _console(job: Job, hi: int, late: timedelta) -> list[str]:
              f.pylog("W", t, agent, "torch/distributed/run.py:793") + "Setting OMP_NUM_THREADS environment variable "
              "for each process to be 1 in default, to avoid your system being overloaded, please further tune the "
              "variable for optimal performance in your application as needed. "]
+    lines += f.rendezvous(t + timedelta(seconds=1), agent, hi, job.h,
+                          list(range(hi * job.local, (hi + 1) * job.local)), job.n)
     for step in range(100, 1001, 100):
         if hi == job.h - 1:
             lines.append(f"[rank{job.n - 1}]: step {step} loss {2.0 + 1.0 / step:.4f}")  # the training script's own print

@@ -114,3 +114,18 @@ def xid79(pci: str) -> list[str]:
 def oom_kill(pid: int) -> str:
     return (f"Out of memory: Killed process {pid} (python3) total-vm:98765432kB, anon-rss:87654321kB, "
             f"file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:180224kB oom_score_adj:0")
+
+
+def rendezvous(ts: datetime, agent_pid: int, group_rank: int, nnodes: int, ranks: list[int], world: int) -> list[str]:
+    """torchrun INFO (LOGLEVEL=INFO) rendezvous lines, as torch/distributed/elastic/agent/server/api.py logs them."""
+    src = "torch/distributed/elastic/agent/server/api.py"
+    head = pylog("I", ts, agent_pid, f"{src}:707")
+    res = pylog("I", ts, agent_pid, f"{src}:553")
+    local = list(range(len(ranks)))
+    return [f"{head}[default] Rendezvous'ing worker group",
+            f"{res}[default] Rendezvous complete for workers. Result:",
+            f"{res}  restart_count=0", f"{res}  master_addr=10.1.0.1", f"{res}  master_port=29500",
+            f"{res}  group_rank={group_rank}", f"{res}  group_world_size={nnodes}", f"{res}  local_ranks={local}",
+            f"{res}  role_ranks={ranks}", f"{res}  global_ranks={ranks}",
+            f"{res}  role_world_sizes={[world] * len(ranks)}", f"{res}  global_world_sizes={[world] * len(ranks)}",
+            f"{res}"]

@@ -3,6 +3,7 @@
 Order of evidence (a value the line itself states is never overwritten):
 1. NCCL ``Init START/COMPLETE`` lines and torchrun failure tables: (host, pid) → global rank (of the
    largest communicator, for NCCL);
+1b. kernel lines naming a GPU's PCI address: the rank whose NCCL busId is that GPU, on that host;
 2. lines that carry both rank and local rank (``[default1]:[rank3]:``, torchrun failure tables):
    (host, local rank, attempt) → rank;
 3. a file (not an agent's console) whose ranked events all name one rank: that rank for its other
@@ -18,10 +19,19 @@ import polars as pl
 _AGENT_FAMILIES = ("torchrun", "kernel", "slurm", "k8s")
 
 
+def _bus_to_pci(bus: pl.Expr) -> pl.Expr:
+    """NCCL's busId (``%lx`` of domain|bus|device|function, e.g. ``2b000``) as ``0000:2b:00``."""
+    padded = bus.str.to_lowercase().str.zfill(9)
+    valid = bus.str.contains(r"^[0-9a-fA-F]{5,12}$")
+    text = pl.concat_str([padded.str.slice(-9, 4), pl.lit(":"), padded.str.slice(-5, 2), pl.lit(":"),
+                          padded.str.slice(-3, 2)])
+    return pl.when(valid).then(text).otherwise(None)
+
+
 def _fill_from(events: pl.DataFrame, mapping: pl.DataFrame, keys: list[str], target: str) -> pl.DataFrame:
     if not mapping.height:
         return events
-    joined = events.join(mapping, on=keys, how="left", suffix="_map", nulls_equal=False)
+    joined = events.join(mapping, on=keys, how="left", suffix="_map", nulls_equal=False, maintain_order="left")
     return joined.with_columns(pl.coalesce(pl.col(target), pl.col(f"{target}_map")).alias(target)).drop(
         f"{target}_map")
 
@@ -39,6 +49,18 @@ def attribute(events: pl.DataFrame) -> pl.DataFrame:
         .group_by(["host", "pid"], maintain_order=True).agg(pl.col("rank").first())
     )
     events = _fill_from(events, init, ["host", "pid"], "rank")
+    # 1b. (host, PCI address) -> rank: NCCL Init lines give each rank's busId, kernel lines the GPU's PCI
+    gpus = (
+        events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"])
+                      & pl.col("key").is_not_null() & pl.col("rank").is_not_null())
+        .with_columns(_bus_to_pci(pl.col("key")).alias("pci_map"))
+        .filter(pl.col("pci_map").is_not_null())
+        .sort(["nranks", "rank"], descending=[True, False], nulls_last=True)
+        .group_by(["host", "pci_map"], maintain_order=True).agg(pl.col("rank").first().alias("gpu_rank"))
+    )
+    if gpus.height:
+        events = (events.join(gpus, left_on=["host", "pci"], right_on=["host", "pci_map"], how="left", maintain_order="left")
+                  .with_columns(pl.coalesce("rank", "gpu_rank").alias("rank")).drop("gpu_rank"))
     # 2. (host, local_rank, attempt) -> rank, where some line states both
     both = (
         events.filter(pl.col("rank").is_not_null() & pl.col("local_rank").is_not_null()
@@ -60,7 +82,7 @@ def attribute(events: pl.DataFrame) -> pl.DataFrame:
         .join(consoles, on="file", how="anti")
     )
     if per_file.height:
-        events = events.join(per_file, on="file", how="left").with_columns(
+        events = events.join(per_file, on="file", how="left", maintain_order="left").with_columns(
             pl.when(worker & pl.col("rank").is_null()).then(pl.col("only")).otherwise(pl.col("rank"))
             .alias("rank")).drop("only")
     # 4. host per file
@@ -68,6 +90,6 @@ def attribute(events: pl.DataFrame) -> pl.DataFrame:
              .agg(pl.col("host").n_unique().alias("n"), pl.col("host").first().alias("fhost"))
              .filter(pl.col("n") == 1).select("file", "fhost"))
     if hosts.height:
-        events = events.join(hosts, on="file", how="left").with_columns(
+        events = events.join(hosts, on="file", how="left", maintain_order="left").with_columns(
             pl.coalesce("host", "fhost").alias("host")).drop("fhost")
     return events.select(cols)

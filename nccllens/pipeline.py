@@ -9,7 +9,7 @@ a rule pattern matches become ``other.text`` events.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import polars as pl
@@ -57,11 +57,36 @@ def unanchor(pattern: str) -> str:
     return "".join(out)
 
 
-def combined_prefilter(extra: str | None = None) -> str:
-    parts = [f"(?:{unanchor(f.prefilter)})" for f in load_families()]
-    if extra:
-        parts.append(f"(?:{unanchor(extra)})")
-    return "|".join(parts) or "$^"
+GROUP_SIZE = 24  # patterns per regex: one alternation of hundreds outgrows the regex engine's DFA cache
+Patterns = tuple[str, ...]
+
+
+def _as_list(patterns: str | Sequence[str] | None) -> list[str]:
+    if not patterns:
+        return []
+    return [patterns] if isinstance(patterns, str) else [p for p in patterns if p]
+
+
+def pattern_groups(patterns: str | Sequence[str] | None) -> Patterns:
+    """Patterns ORed in groups: a few regexes of moderate size scan far faster than one huge one
+    (measured: 150 rule patterns in one alternation ran 86 s on 12 MB; in groups of 24, 0.3 s)."""
+    pats = _as_list(patterns)
+    return tuple("|".join(f"(?:{p})" for p in pats[i:i + GROUP_SIZE]) for i in range(0, len(pats), GROUP_SIZE))
+
+
+def matches(expr: pl.Expr, groups: Patterns) -> pl.Expr:
+    """True where any group matches (one vectorised pass per group)."""
+    if not groups:
+        return pl.lit(False)
+    if len(groups) == 1:
+        return expr.str.contains(groups[0])
+    return pl.any_horizontal([expr.str.contains(g) for g in groups])
+
+
+def combined_prefilter(extra: str | Sequence[str] | None = None) -> Patterns:
+    """Every family's PREFILTER and the rules' patterns, unanchored, in groups."""
+    return pattern_groups([unanchor(f.prefilter) for f in load_families()]) + \
+        pattern_groups([unanchor(p) for p in _as_list(extra)])
 
 
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
@@ -80,15 +105,27 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
 
 
 def _follower(df: pl.DataFrame, path: str, hints: PathHints):
+    """``ctx.following`` for one block: windows are read in slices, each row's prefixes stripped once."""
+    seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
+
+    def rows_from(start: int, count: int):
+        window = df.slice(start, count)
+        for row, line_no, raw in zip(window["row"], window["line"], window["raw"], strict=True):
+            cands = seen.get(row)
+            if cands is None:
+                cands = seen[row] = _lines_of(path, line_no, row, raw, hints)
+            yield cands
+
     def following(line: Line, n: int) -> list[Line]:
         out: list[Line] = []
-        window = df.slice(line.row + 1, n * 4 + 16)
-        for row, line_no, raw in zip(window["row"], window["line"], window["raw"], strict=True):
-            for cand in _lines_of(path, line_no, row, raw, hints):
-                if cand.stream == line.stream:
-                    out.append(cand)
-            if len(out) >= n:
-                break
+        start, step = line.row + 1, min(n, 32) + 8
+        while len(out) < n and start < df.height and start <= line.row + n * 4 + 16:
+            for cands in rows_from(start, step):
+                out.extend(c for c in cands if c.stream == line.stream)
+                if len(out) >= n:
+                    break
+            start += step
+            step *= 2
         return out[:n]
 
     return following
@@ -129,13 +166,13 @@ def _fill_defaults(event: dict, line: Line | None) -> dict:
     return event
 
 
-def _parse_block(df: pl.DataFrame, pattern: str, rule_pattern: str | None, ctx: FileContext,
+def _parse_block(df: pl.DataFrame, pattern: Patterns, rule_pattern: Patterns, ctx: FileContext,
                  hints: PathHints) -> list[dict]:
     df = df.with_row_index("row")
-    return parse_survivors(df, df.filter(pl.col("raw").str.contains(pattern)), rule_pattern, ctx, hints)
+    return parse_survivors(df, df.filter(matches(pl.col("raw"), pattern)), rule_pattern, ctx, hints)
 
 
-def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: str | None, ctx: FileContext,
+def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Patterns, ctx: FileContext,
                     hints: PathHints) -> list[dict]:
     """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
     if not survivors.height:
@@ -179,7 +216,8 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: str
     if rule_pattern:
         rest = [ln for ln in lines if ln.line not in claimed]
         if rest:
-            mask = pl.Series([ln.message for ln in rest], dtype=pl.String).str.contains(rule_pattern).to_list()
+            rest_df = pl.DataFrame({"m": [ln.message for ln in rest]}, schema={"m": pl.String})
+            mask = rest_df.select(matches(pl.col("m"), rule_pattern))["m"].to_list()
             for ln, hit in zip(rest, mask, strict=True):
                 if hit:
                     out.append(_fill_defaults({"family": "other", "kind": "other.text", "message": ln.message,
@@ -203,9 +241,15 @@ def _year_for(source: Source) -> int:
     return datetime.now().year
 
 
-def extract_source(source: Source, pattern: str, rule_pattern: str | None = None,
+def extract_source(source: Source, pattern: Patterns, rule_pattern: Patterns = (),
                    host: str | None = None, rank: int | None = None) -> tuple[pl.DataFrame, InputFile]:
-    """Read one source and return its events and its inventory entry. Never raises on bad input."""
+    """Read one source and return its events and its inventory entry. Never raises on bad input.
+
+    ``pattern`` is ``combined_prefilter(rule_patterns)``; ``rule_pattern`` the rules' patterns (a list,
+    or already grouped by ``pattern_groups``)."""
+    pattern = (pattern,) if isinstance(pattern, str) else tuple(pattern)
+    if not (isinstance(rule_pattern, tuple) and all("(?:" in g for g in rule_pattern)):
+        rule_pattern = pattern_groups(rule_pattern)
     info = InputFile(path=source.path, skipped=source.skipped, notes=list(source.notes))
     if source.skipped:
         return ev.empty(), info
@@ -348,12 +392,13 @@ def _workers() -> int:
         return max(1, min(os.cpu_count() or 1, 8))
 
 
-def extract(paths: list[str], rule_pattern: str | None = None, host: str | None = None,
+def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, host: str | None = None,
             rank: int | None = None, workers: int | None = None) -> tuple[pl.DataFrame, list[InputFile]]:
     """Extract events from every source under ``paths``; files are spread over worker processes."""
     from nccllens.attribution import attribute
 
     pattern = combined_prefilter(rule_pattern)
+    rule_pattern = pattern_groups(rule_pattern)
     sources = list(iter_sources(paths))
     results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     on_disk = [i for i, s in enumerate(sources) if s.fs_path is not None and not s.skipped]
@@ -383,11 +428,12 @@ def extract(paths: list[str], rule_pattern: str | None = None, host: str | None 
     return ev.sort(attribute(ev.concat(frames))), infos
 
 
-def events_from_text(text: str, name: str = "<example>", rule_pattern: str | None = None) -> pl.DataFrame:
+def events_from_text(text: str, name: str = "<example>",
+                     rule_pattern: str | Sequence[str] | None = None) -> pl.DataFrame:
     """Run the real extraction on an in-memory text (rule examples, tests, the API)."""
     data = text.encode("utf-8", errors="replace")
     source = Source(name, lambda: iter([data]), len(data))
     from nccllens.attribution import attribute
 
-    events, _ = extract_source(source, combined_prefilter(rule_pattern), rule_pattern)
+    events, _ = extract_source(source, combined_prefilter(rule_pattern), pattern_groups(rule_pattern))
     return attribute(events)

@@ -34,10 +34,10 @@ def _clean(data: bytes, info: InputFile) -> bytes:
     return data
 
 
-def extract_small(sources: list[Source], pattern: str, rule_pattern: str | None,
+def extract_small(sources: list[Source], pattern: tuple[str, ...], rule_pattern: tuple[str, ...],
                   year_for) -> list[tuple[pl.DataFrame, InputFile]]:
     """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
-    from nccllens.pipeline import extract_source, file_end_event, parse_survivors
+    from nccllens.pipeline import extract_source, file_end_event, matches, parse_survivors
 
     results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []
@@ -62,7 +62,7 @@ def extract_small(sources: list[Source], pattern: str, rule_pattern: str | None,
         big = frame(b"".join(d for _, d, _ in batch), 1, ReadStats()).with_row_index("row")
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
-        survivors = big.filter(pl.col("raw").str.contains(pattern))
+        survivors = big.filter(matches(pl.col("raw"), pattern))
         owner = (start_s.search_sorted(survivors["line"], side="right") - 1).alias("owner")
         by_owner = survivors.with_columns(owner).partition_by("owner", as_dict=True, include_key=False)
         for k, (i, _, info) in enumerate(batch):
