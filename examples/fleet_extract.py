@@ -28,7 +28,6 @@ import fsspec
 
 import nccllens
 from nccllens.analysis import Options, load_rules
-from nccllens.engine import combined_pattern
 from nccllens.events import EVENTS_SCHEMA_VERSION
 from nccllens.ingest.sources import BLOCK, Source
 from nccllens.pipeline import combined_prefilter, extract_source
@@ -55,10 +54,10 @@ def _reader(url: str):
     return chunks
 
 
-def extract_to_shard(task: tuple[int, str, str, str, str | None]) -> dict:
+def extract_to_shard(task: tuple[int, str, str, tuple[str, ...], list[str]]) -> dict:
     """Runs on a worker: one log file in, one Parquet shard out (none when the file has no events)."""
-    index, url, shards, pattern, rule_pattern = task
-    events, info = extract_source(Source(url, _reader(url)), pattern, rule_pattern)
+    index, url, shards, pattern, rule_patterns = task
+    events, info = extract_source(Source(url, _reader(url)), pattern, rule_patterns)
     if events.height:
         with fsspec.open(f"{shards.rstrip('/')}/events-{index:06d}.parquet", "wb") as fh:
             events.write_parquet(fh, metadata=SHARD_METADATA)
@@ -94,12 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scheduler", help="address of an existing Dask scheduler")
     args = ap.parse_args(argv)
 
-    rule_pattern = combined_pattern(load_rules(Options())) or None  # the same rules `analyze` runs
-    pattern = combined_prefilter(rule_pattern)
+    # the patterns of the rules `nccllens analyze` runs: lines only a rule wants are kept as other.text
+    rule_patterns = [rule.match.pattern for rule in load_rules(Options()) if rule.match.pattern]
+    pattern = combined_prefilter(rule_patterns)
     files = list_inputs(args.logs)
     fs, shards_path = fsspec.core.url_to_fs(args.shards)
     fs.makedirs(shards_path, exist_ok=True)
-    tasks = [(i, url, args.shards, pattern, rule_pattern) for i, url in enumerate(files)]
+    tasks = [(i, url, args.shards, pattern, rule_patterns) for i, url in enumerate(files)]
 
     start = time.perf_counter()
     summaries = run_on_dask(tasks, args.workers, args.scheduler)

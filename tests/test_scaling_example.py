@@ -23,7 +23,6 @@ except ImportError:  # Python 3.10
 
 import nccllens
 from nccllens.analysis import Options, load_rules
-from nccllens.engine import combined_pattern
 from nccllens.event_io import write_events
 from nccllens.ingest.sources import iter_sources
 from nccllens.pipeline import combined_prefilter, extract_source
@@ -53,11 +52,11 @@ def _expected(corpus: Path) -> dict:
 
 def _shard_per_file(logs: Path, shards: Path) -> int:
     """What a fleet worker does, file by file, without an engine: extract, then write one shard."""
-    rule_pattern = combined_pattern(load_rules(Options())) or None
-    pattern = combined_prefilter(rule_pattern)
+    rule_patterns = [rule.match.pattern for rule in load_rules(Options()) if rule.match.pattern]
+    pattern = combined_prefilter(rule_patterns)
     written = 0
     for i, source in enumerate(iter_sources([str(logs)])):
-        events, _ = extract_source(source, pattern, rule_pattern)
+        events, _ = extract_source(source, pattern, rule_patterns)
         if events.height:
             write_events(events, shards / f"events-{i:05d}.parquet")
             written += 1
