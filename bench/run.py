@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import subprocess
@@ -63,6 +64,9 @@ def _patterns_file() -> Path:
     # the same patterns nccllens' prefilter runs (unanchored, as nccllens runs them on raw lines)
     pats = [unanchor(f.prefilter) for f in load_families()]
     pats += [unanchor(r.match.pattern) for r in load_rules(Options()) if r.match.pattern]
+    # ripgrep's regex syntax does not accept escapes of non-meta punctuation such as \" (polars' does)
+    meta = set("\\.+*?()|[]{}^$#&-~")
+    pats = [re.sub(r"\\(.)", lambda m: m[0] if (m[1].isalnum() or m[1] in meta) else m[1], p) for p in pats]
     path = HERE / "out" / "patterns.txt"
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(pats) + "\n")

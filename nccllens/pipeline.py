@@ -104,22 +104,24 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
     return [_make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
 
 
-def _follower(df: pl.DataFrame, path: str, hints: PathHints):
-    """``ctx.following`` for one block: windows are read in slices, each row's prefixes stripped once."""
+def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
+    """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
+    windows are read in slices, each row's prefixes stripped once."""
     seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
+    end = df.height if end is None else end
 
     def rows_from(start: int, count: int):
-        window = df.slice(start, count)
+        window = df.slice(start, max(0, min(count, end - start)))
         for row, line_no, raw in zip(window["row"], window["line"], window["raw"], strict=True):
             cands = seen.get(row)
             if cands is None:
-                cands = seen[row] = _lines_of(path, line_no, row, raw, hints)
+                cands = seen[row] = _lines_of(path, line_no - shift, row, raw, hints)
             yield cands
 
     def following(line: Line, n: int) -> list[Line]:
         out: list[Line] = []
         start, step = line.row + 1, min(n, 32) + 8
-        while len(out) < n and start < df.height and start <= line.row + n * 4 + 16:
+        while len(out) < n and start < end and start <= line.row + n * 4 + 16:
             for cands in rows_from(start, step):
                 out.extend(c for c in cands if c.stream == line.stream)
                 if len(out) >= n:
@@ -172,24 +174,42 @@ def _parse_block(df: pl.DataFrame, pattern: Patterns, rule_pattern: Patterns, ct
     return parse_survivors(df, df.filter(matches(pl.col("raw"), pattern)), rule_pattern, ctx, hints)
 
 
+def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0) -> list[Line]:
+    """Surviving rows as Line objects (prefixes stripped, glued lines split)."""
+    lines: list[Line] = []
+    for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
+        lines.extend(_lines_of(path, line_no - shift, row, raw, hints))
+    return lines
+
+
+def line_masks(lines: list[Line], rule_pattern: Patterns) -> dict[str, list[bool]]:
+    """Which family prefilter (and whether a rule pattern) matches each line's message: one select."""
+    frame = pl.DataFrame({"m": [ln.message for ln in lines]}, schema={"m": pl.String})
+    cols = [pl.col("m").str.contains(f.prefilter).alias(f.name) for f in load_families()]
+    cols.append(matches(pl.col("m"), rule_pattern).alias("_rules"))
+    return frame.select(cols).to_dict(as_series=False)
+
+
 def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Patterns, ctx: FileContext,
                     hints: PathHints) -> list[dict]:
     """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
     if not survivors.height:
         return []
-    lines: list[Line] = []
-    for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
-        lines.extend(_lines_of(ctx.path, line_no, row, raw, hints))
+    lines = survivor_lines(survivors, ctx.path, hints)
     ctx._following = _follower(df, ctx.path, hints)
-    messages = pl.Series("m", [ln.message for ln in lines], dtype=pl.String)
-    by_line = {}
+    return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
+
+
+def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContext) -> list[dict]:
+    """Run the family parsers on one file's survivors; unclaimed lines a rule pattern matches become
+    ``other.text``."""
+    by_line: dict[int, Line] = {}
     for ln in lines:
         by_line.setdefault(ln.line, ln)
     claimed: set[int] = set()
     out: list[dict] = []
     for fam in load_families():
-        mask = messages.str.contains(fam.prefilter).to_list()
-        mine = [ln for ln, hit in zip(lines, mask, strict=True) if hit and ln.line not in claimed]
+        mine = [ln for ln, hit in zip(lines, masks[fam.name], strict=True) if hit and ln.line not in claimed]
         if not mine:
             continue
         tracked = _Tracked(mine)
@@ -213,15 +233,10 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Pat
                 # the record's continuation lines (traceback frames, table fields) are part of this event
                 start = event.get("line") or anchor.line
                 claimed.update(ln.line for ln in lines if start < ln.line <= last and ln.stream == anchor.stream)
-    if rule_pattern:
-        rest = [ln for ln in lines if ln.line not in claimed]
-        if rest:
-            rest_df = pl.DataFrame({"m": [ln.message for ln in rest]}, schema={"m": pl.String})
-            mask = rest_df.select(matches(pl.col("m"), rule_pattern))["m"].to_list()
-            for ln, hit in zip(rest, mask, strict=True):
-                if hit:
-                    out.append(_fill_defaults({"family": "other", "kind": "other.text", "message": ln.message,
-                                               "level": "info"}, ln))
+    for ln, hit in zip(lines, masks["_rules"], strict=True):
+        if hit and ln.line not in claimed:
+            out.append(_fill_defaults({"family": "other", "kind": "other.text", "message": ln.message,
+                                       "level": "info"}, ln))
     return out
 
 

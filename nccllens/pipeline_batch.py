@@ -10,10 +10,10 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens import events as ev
-from nccllens.ingest.layout import hints_for
+from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import Source
-from nccllens.parse.base import FileContext
+from nccllens.parse.base import FileContext, Line
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.report.model import InputFile
 
@@ -37,7 +37,15 @@ def _clean(data: bytes, info: InputFile) -> bytes:
 def extract_small(sources: list[Source], pattern: tuple[str, ...], rule_pattern: tuple[str, ...],
                   year_for) -> list[tuple[pl.DataFrame, InputFile]]:
     """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
-    from nccllens.pipeline import extract_source, file_end_event, matches, parse_survivors
+    from nccllens.pipeline import (
+        _follower,
+        extract_source,
+        file_end_event,
+        line_masks,
+        matches,
+        parse_lines,
+        survivor_lines,
+    )
 
     results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []
@@ -65,22 +73,33 @@ def extract_small(sources: list[Source], pattern: tuple[str, ...], rule_pattern:
         survivors = big.filter(matches(pl.col("raw"), pattern))
         owner = (start_s.search_sorted(survivors["line"], side="right") - 1).alias("owner")
         by_owner = survivors.with_columns(owner).partition_by("owner", as_dict=True, include_key=False)
-        for k, (i, _, info) in enumerate(batch):
+        per_file: list[tuple[int, list[Line], PathHints]] = []
+        for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
-            rows: list[dict] = []
-            if mine is not None and mine.height:
-                r0, shift = row_starts[k], starts[k] - 1
-                fix = [pl.col("row") - r0, pl.col("line") - shift]
-                file_df = big.slice(r0, row_starts[k + 1] - r0).with_columns(fix)
-                hints = hints_for(sources[i].path)
+            hints = hints_for(sources[i].path)
+            lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1) if mine is not None else []
+            per_file.append((k, lines, hints))
+        everything = [ln for _, lines, _ in per_file for ln in lines]
+        masks = line_masks(everything, rule_pattern) if everything else {}
+        rows: list[dict] = []
+        offset = 0
+        for k, lines, hints in per_file:
+            i, _, info = batch[k]
+            before = len(rows)
+            if lines:
+                file_masks = {name: m[offset:offset + len(lines)] for name, m in masks.items()}
+                offset += len(lines)
                 ctx = FileContext(path=sources[i].path, host=hints.host, rank=hints.rank,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
-                rows = parse_survivors(file_df, mine.with_columns(fix), rule_pattern, ctx, hints)
+                ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
+                rows.extend(parse_lines(lines, file_masks, ctx))
             r0, r1 = row_starts[k], row_starts[k + 1]
             if r1 > r0:
                 line_no, raw = big.row(r1 - 1)[1:3]
-                rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints_for(sources[i].path)))
-            events = ev.from_rows(rows)
-            info.events = events.height
-            results[i] = (events, info)
+                rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
+            info.events = len(rows) - before
+            results[i] = (ev.empty(), info)
+        if rows:  # one table for the whole batch: building a frame per small file costs more than reading it
+            i0 = batch[0][0]
+            results[i0] = (ev.from_rows(rows), results[i0][1])
     return results  # type: ignore[return-value]

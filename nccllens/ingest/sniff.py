@@ -27,6 +27,9 @@ def _suffix(name: str) -> str:
     return base[dot:].lower() if dot > 0 else ""
 
 
+_CONTROLS = bytes(b for b in range(32) if b not in (0, 9, 10, 13, 27))
+
+
 def looks_binary(head: bytes) -> bool:
     """True for images, archives, executables and other non-text data (a few NULs are fine)."""
     if not head:
@@ -36,7 +39,7 @@ def looks_binary(head: bytes) -> bool:
         return True
     if sample.count(0) > len(sample) // 10:
         return True
-    controls = sum(sample.count(bytes([b])) for b in range(32) if b not in (0, 9, 10, 13, 27))
+    controls = len(sample) - len(sample.translate(None, _CONTROLS))
     if controls > len(sample) // 20:
         return True
     text = sample.decode("utf-8", errors="replace")
