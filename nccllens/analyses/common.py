@@ -52,6 +52,10 @@ def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(
         remediation=interpolate(text["remediation"].strip(), vals), ranks=ranks, hosts=hosts,
         first_seen=first_seen.isoformat() if hasattr(first_seen, "isoformat") else first_seen,
         evidence=evidence_of(evidence), explains=list(s.get("explains", [])), count=evidence.height,
+        texts={other: {"title": interpolate(s[other]["title"], vals),
+                       "summary": interpolate(s[other]["summary"].strip(), vals),
+                       "remediation": interpolate(s[other]["remediation"].strip(), vals)}
+               for other in ("en", "zh") if other != lang and other in s},
     )
 
 

@@ -114,4 +114,7 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
         explains=[*rule.explains_rules, *rule.explains_categories],
         count=events.height,
         references=list(rule.references),
+        texts={other: {key: interpolate(getattr(rule.text_for(other), key), values)
+                       for key in ("title", "summary", "remediation")}
+               for other in ("en", "zh") if other != lang and other in rule.text},
     )
