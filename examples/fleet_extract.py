@@ -30,7 +30,7 @@ import nccllens
 from nccllens.analysis import Options, load_rules
 from nccllens.events import EVENTS_SCHEMA_VERSION
 from nccllens.ingest.sources import BLOCK, Source
-from nccllens.pipeline import combined_prefilter, extract_source
+from nccllens.pipeline import combined_prefilter, extract_source, pattern_groups
 from nccllens.report.json_out import render
 
 SHARD_METADATA = {"nccllens.events_schema_version": str(EVENTS_SCHEMA_VERSION)}
@@ -54,7 +54,7 @@ def _reader(url: str):
     return chunks
 
 
-def extract_to_shard(task: tuple[int, str, str, tuple[str, ...], list[str]]) -> dict:
+def extract_to_shard(task: tuple[int, str, str, tuple[str, ...], tuple[str, ...]]) -> dict:
     """Runs on a worker: one log file in, one Parquet shard out (none when the file has no events)."""
     index, url, shards, pattern, rule_patterns = task
     events, info = extract_source(Source(url, _reader(url)), pattern, rule_patterns)
@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     # the patterns of the rules `nccllens analyze` runs: lines only a rule wants are kept as other.text
     rule_patterns = [rule.match.pattern for rule in load_rules(Options()) if rule.match.pattern]
     pattern = combined_prefilter(rule_patterns)
+    rule_patterns = pattern_groups(rule_patterns)  # grouped once, not once per file
     files = list_inputs(args.logs)
     fs, shards_path = fsspec.core.url_to_fs(args.shards)
     fs.makedirs(shards_path, exist_ok=True)

@@ -25,7 +25,7 @@ import nccllens
 from nccllens.analysis import Options, load_rules
 from nccllens.event_io import write_events
 from nccllens.ingest.sources import iter_sources
-from nccllens.pipeline import combined_prefilter, extract_source
+from nccllens.pipeline import combined_prefilter, extract_source, pattern_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fleet_extract.py"
@@ -54,6 +54,7 @@ def _shard_per_file(logs: Path, shards: Path) -> int:
     """What a fleet worker does, file by file, without an engine: extract, then write one shard."""
     rule_patterns = [rule.match.pattern for rule in load_rules(Options()) if rule.match.pattern]
     pattern = combined_prefilter(rule_patterns)
+    rule_patterns = pattern_groups(rule_patterns)  # grouped once, not once per file
     written = 0
     for i, source in enumerate(iter_sources([str(logs)])):
         events, _ = extract_source(source, pattern, rule_patterns)
