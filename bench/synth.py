@@ -28,13 +28,14 @@ def _size(text: str) -> int:
 
 
 class Job:
-    def __init__(self, ranks: int, hosts: int, fault: str, seed: int):
+    def __init__(self, ranks: int, hosts: int, fault: str, seed: int, per_rank_bytes: int = 0):
         self.n, self.h, self.fault = ranks, hosts, fault
         self.local = ranks // hosts
         rnd = random.Random(seed)
         self.bad_host = rnd.randrange(1, hosts) if hosts > 1 else 0
         self.bad_rank = self.bad_host * self.local + rnd.randrange(self.local)
-        self.fail_seq = 4000
+        # enough collectives before the fault for each rank's NCCL log to reach its share of the bytes
+        self.fail_seq = max(4000, per_rank_bytes // 180 + 10)
         self.t_fault = T0 + timedelta(minutes=30)
         self.comm_id = f"{rnd.getrandbits(64):016x}"
 
@@ -140,8 +141,8 @@ def _dmesg(job: Job, hi: int) -> list[str]:
 
 
 def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, seed: int = 7) -> Path:
-    job = Job(ranks, hosts, fault, seed)
     per_rank = total_bytes // max(ranks, 1)
+    job = Job(ranks, hosts, fault, seed, per_rank)
     for hi in range(hosts):
         if fault == "missing_node" and hi == job.bad_host:
             continue

@@ -22,6 +22,7 @@ from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.lines import ReadStats, blocks, frame
 from nccllens.parse.prefixes import split_glued, strip
+from nccllens.prefilter import Plan, plan, survivors
 from nccllens.report.model import InputFile
 
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
@@ -83,10 +84,16 @@ def matches(expr: pl.Expr, groups: Patterns) -> pl.Expr:
     return pl.any_horizontal([expr.str.contains(g) for g in groups])
 
 
-def combined_prefilter(extra: str | Sequence[str] | None = None) -> Patterns:
-    """Every family's PREFILTER and the rules' patterns, unanchored, in groups."""
-    return pattern_groups([unanchor(f.prefilter) for f in load_families()]) + \
-        pattern_groups([unanchor(p) for p in _as_list(extra)])
+def combined_prefilter(extra: str | Sequence[str] | None = None) -> Plan:
+    """Every family's PREFILTER and the rules' patterns, unanchored: literal pass, then regex groups."""
+    pats = [unanchor(f.prefilter) for f in load_families()] + [unanchor(p) for p in _as_list(extra)]
+    return plan(pats, pattern_groups)
+
+
+def _as_plan(pattern) -> Plan:
+    if isinstance(pattern, Plan):
+        return pattern
+    return Plan((), (), (), (pattern,) if isinstance(pattern, str) else tuple(pattern))
 
 
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
@@ -168,10 +175,10 @@ def _fill_defaults(event: dict, line: Line | None) -> dict:
     return event
 
 
-def _parse_block(df: pl.DataFrame, pattern: Patterns, rule_pattern: Patterns, ctx: FileContext,
+def _parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext,
                  hints: PathHints) -> list[dict]:
     df = df.with_row_index("row")
-    return parse_survivors(df, df.filter(matches(pl.col("raw"), pattern)), rule_pattern, ctx, hints)
+    return parse_survivors(df, survivors(df, pattern, matches), rule_pattern, ctx, hints)
 
 
 def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0) -> list[Line]:
@@ -256,13 +263,13 @@ def _year_for(source: Source) -> int:
     return datetime.now().year
 
 
-def extract_source(source: Source, pattern: Patterns, rule_pattern: Patterns = (),
+def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
                    host: str | None = None, rank: int | None = None) -> tuple[pl.DataFrame, InputFile]:
     """Read one source and return its events and its inventory entry. Never raises on bad input.
 
     ``pattern`` is ``combined_prefilter(rule_patterns)``; ``rule_pattern`` the rules' patterns (a list,
     or already grouped by ``pattern_groups``)."""
-    pattern = (pattern,) if isinstance(pattern, str) else tuple(pattern)
+    pattern = _as_plan(pattern)
     if not (isinstance(rule_pattern, tuple) and all("(?:" in g for g in rule_pattern)):
         rule_pattern = pattern_groups(rule_pattern)
     info = InputFile(path=source.path, skipped=source.skipped, notes=list(source.notes))

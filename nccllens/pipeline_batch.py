@@ -15,6 +15,7 @@ from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import Source
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.lines import ReadStats, frame
+from nccllens.prefilter import Plan, survivors
 from nccllens.report.model import InputFile
 
 SMALL = 1 << 20  # files up to this size are batched
@@ -34,7 +35,7 @@ def _clean(data: bytes, info: InputFile) -> bytes:
     return data
 
 
-def extract_small(sources: list[Source], pattern: tuple[str, ...], rule_pattern: tuple[str, ...],
+def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str, ...],
                   year_for) -> list[tuple[pl.DataFrame, InputFile]]:
     """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
     from nccllens.pipeline import (
@@ -70,9 +71,9 @@ def extract_small(sources: list[Source], pattern: tuple[str, ...], rule_pattern:
         big = frame(b"".join(d for _, d, _ in batch), 1, ReadStats()).with_row_index("row")
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
-        survivors = big.filter(matches(pl.col("raw"), pattern))
-        owner = (start_s.search_sorted(survivors["line"], side="right") - 1).alias("owner")
-        by_owner = survivors.with_columns(owner).partition_by("owner", as_dict=True, include_key=False)
+        kept = survivors(big, pattern, matches)
+        owner = (start_s.search_sorted(kept["line"], side="right") - 1).alias("owner")
+        by_owner = kept.with_columns(owner).partition_by("owner", as_dict=True, include_key=False)
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))

@@ -1,0 +1,156 @@
+"""The prefilter: which raw lines are worth parsing, found in two vectorised passes.
+
+1. Literals. From every pattern we derive strings that any match must contain (``Init COMPLETE``,
+   ``NVRM: Xid``...). One Aho-Corasick pass (polars ``str.contains_any``) over all lines keeps the
+   few lines holding one of them.
+2. Regexes. The patterns themselves, in groups (see ``pipeline.pattern_groups``), run only on those
+   candidates. Pattern branches with no usable literal run on every line, still vectorised.
+
+The split is exact: a line survives iff some pattern matches it, as with one big regex, only far
+faster (one big alternation of 170 patterns outgrows the regex engine's DFA cache).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+try:  # Python 3.11+
+    from re import _constants as sre_c
+    from re import _parser as sre_parse
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as sre_c  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+MIN_LITERAL = 3  # a literal shorter than this is too common to filter with
+_FLAGS = re.compile(r"^\(\?[a-zA-Z]+\)")  # a leading inline-flag group applies to every branch
+
+
+@dataclass(frozen=True)
+class Plan:
+    literals: tuple[str, ...]  # case-sensitive literals of the filterable patterns
+    literals_nocase: tuple[str, ...]  # lower-cased literals of (?i) patterns
+    filtered: tuple[str, ...]  # regex groups run on literal candidates
+    unfiltered: tuple[str, ...]  # regex groups run on every line
+
+
+def _score(options: frozenset[str]) -> tuple[int, int]:
+    return (min(len(s) for s in options), -len(options))
+
+
+# tokens in (nearly) every line of some log format: filtering on them keeps everything
+COMMON = frozenset({"NCCL ", "NCCL INFO", "NCCL INFO ", " NCCL ", "NCCL", "Channel ", "INFO", "TRACE", "WARN",
+                    "Using ", "rank ", "comm "})
+
+
+def _best(cands: list[frozenset[str]]) -> frozenset[str] | None:
+    cands = [c for c in cands if c and min(len(s) for s in c) >= MIN_LITERAL and not (c & COMMON)]
+    return max(cands, key=_score) if cands else None
+
+
+def _required(items) -> frozenset[str] | None:
+    """Strings one of which every match of this parsed sequence contains (None: no such set)."""
+    cands: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            cands.append(frozenset(["".join(run)]))
+            run.clear()
+
+    for op, av in items:
+        if op is sre_c.LITERAL:
+            run.append(chr(av))
+            continue
+        flush()
+        if op is sre_c.SUBPATTERN:
+            if av[1] & re.IGNORECASE:  # (?i:...) inside: its literals cannot be matched case-sensitively
+                continue
+            sub = _required(av[-1])
+            if sub:
+                cands.append(sub)
+        elif op is sre_c.BRANCH:
+            parts = [_required(branch) for branch in av[1]]
+            if all(parts):
+                cands.append(frozenset().union(*parts))
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and av[0] >= 1:
+            sub = _required(av[2])
+            if sub:
+                cands.append(sub)
+    flush()
+    return _best(cands)
+
+
+def _top_branches(pattern: str) -> list[str]:
+    """Split a pattern at its top-level ``|`` (outside groups and classes)."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]" or pattern[i + 1:i + 3] == "^]":
+                i += 2 if pattern[i + 1] == "]" else 3
+                continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts
+
+
+def literals_of(pattern: str) -> tuple[frozenset[str] | None, bool]:
+    """(required literals, case-insensitive?) of one pattern; None when it has no usable literal."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return None, False
+    nocase = bool(parsed.state.flags & re.IGNORECASE)
+    found = _required(list(parsed))
+    if found and nocase:
+        found = frozenset(s.lower() for s in found)
+    return found, nocase
+
+
+def plan(patterns: list[str], group) -> Plan:
+    """Sort pattern branches into literal-filtered and unfiltered ones (``group`` ORs them in groups)."""
+    lits: set[str] = set()
+    nocase: set[str] = set()
+    filtered: list[str] = []
+    unfiltered: list[str] = []
+    for pattern in patterns:
+        branches = [pattern] if _FLAGS.match(pattern) else _top_branches(pattern)
+        for branch in branches:
+            found, ci = literals_of(branch)
+            if found is None:
+                unfiltered.append(branch)
+                continue
+            (nocase if ci else lits).update(found)
+            filtered.append(branch)
+    return Plan(tuple(sorted(lits)), tuple(sorted(nocase)), group(filtered), group(unfiltered))
+
+
+def survivors(df: pl.DataFrame, p: Plan, matches) -> pl.DataFrame:
+    """The rows of ``df`` (with a ``row`` column) that some pattern matches, in row order."""
+    raw = pl.col("raw")
+    hit = pl.lit(False)
+    if p.literals:
+        hit = hit | raw.str.contains_any(list(p.literals))
+    if p.literals_nocase:
+        hit = hit | raw.str.contains_any(list(p.literals_nocase), ascii_case_insensitive=True)
+    kept = df.filter(hit).filter(matches(raw, p.filtered)) if p.filtered else df.clear()
+    if p.unfiltered:
+        kept = pl.concat([kept, df.filter(matches(raw, p.unfiltered))]).unique("row", keep="first")
+        kept = kept.sort("row")
+    return kept
