@@ -80,12 +80,15 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
 
 
 def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
+    from nccllens.analysis import Options, load_rules
     from nccllens.event_io import filter_events, show, write_events
     from nccllens.pipeline import extract
 
     if not _check_paths(paths):
         return 2
-    table, _ = extract(paths, host=host)
+    # the rules' patterns too: lines only a rule keeps must reach the table (and its Parquet shards)
+    patterns = [r.match.pattern for r in load_rules(Options()) if r.match.pattern]
+    table, _ = extract(paths, patterns, host=host)
     table = filter_events(table, kinds, ranks)
     if output is None:
         sys.stdout.write(show(table))

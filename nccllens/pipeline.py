@@ -332,6 +332,11 @@ def _read_shard(data: bytes) -> pl.DataFrame:
     """An event shard written by ``nccllens events -o DIR/`` (so extraction can run elsewhere)."""
     import io
 
+    meta = pl.read_parquet_metadata(io.BytesIO(data))
+    version = meta.get("nccllens.events_schema_version")
+    if version is not None and version != str(ev.EVENTS_SCHEMA_VERSION):
+        raise ValueError(f"event shard of schema version {version}; this nccllens reads version "
+                         f"{ev.EVENTS_SCHEMA_VERSION}")
     table = pl.read_parquet(io.BytesIO(data))
     missing = [c for c in ev.COLUMNS if c not in table.columns]
     if missing:

@@ -105,9 +105,6 @@ def test_the_wrapper_fixture_has_a_line_only_a_rule_keeps():
     assert "AN-MASKED-EXIT" in [f.rule for f in direct.findings]
 
 
-@pytest.mark.xfail(strict=True, reason="nccllens/commands.py events() calls extract(paths, host=host) without the "
-                   "rules' pattern, so `nccllens events -o DIR/` drops lines only a rule keeps (other.text: "
-                   "`training finished`) and analysing those shards loses AN-MASKED-EXIT and NL-APP-017")
 def test_cli_event_shards_give_the_same_findings(tmp_path):
     from typer.testing import CliRunner
 
