@@ -30,7 +30,7 @@ def load_rules(options: Options):
 
 def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Sequence[str] = (),
                  select: Sequence[str] = (), ignore: Sequence[str] = (), host: str | None = None,
-                 rank: int | None = None) -> Report:
+                 rank: int | None = None, progress=None) -> Report:
     from nccllens.engine import evaluate, finding_from_hit
     from nccllens.pipeline import extract
     from nccllens.ranking import rank_findings
@@ -39,7 +39,8 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         paths = [paths]
     options = Options(lang, rules_dirs, select, ignore, host, rank)
     rules = load_rules(options)
-    events, inputs = extract(list(paths), [r.match.pattern for r in rules if r.match.pattern], host, rank)
+    events, inputs = extract(list(paths), [r.match.pattern for r in rules if r.match.pattern], host, rank,
+                             progress=progress)
     findings = [finding_from_hit(hit, lang) for hit in evaluate(rules, events)]
     try:
         from nccllens.analyses import run_all

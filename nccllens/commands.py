@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -24,6 +25,37 @@ def _check_paths(paths: list[str]) -> bool:
         _err("standard input (-) can be given only once")
         return False
     return not missing
+
+
+PROGRESS_MIN_BYTES = 64 << 20  # smaller inputs finish before a bar would help
+
+
+@contextlib.contextmanager
+def _progress_bar():
+    """A transient progress bar on stderr, only when stderr is a terminal; nothing on stdout."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("reading logs"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                   console=Console(stderr=True), transient=True)
+    task = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal task
+        if total < PROGRESS_MIN_BYTES:
+            return
+        if task is None:
+            bar.start()
+            task = bar.add_task("read", total=total)
+        bar.update(task, completed=done)
+
+    try:
+        yield update
+    finally:
+        bar.stop()
 
 
 def _lang(lang: str | None) -> str:
@@ -62,8 +94,10 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
     try:
         settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on)
         language = choose_language(lang, settings.lang)
-        report = run_analysis(paths, lang=language, rules_dirs=[str(r) for r in settings.rules],
-                              select=settings.select, ignore=settings.ignore, host=host, rank=rank)
+        with _progress_bar() as progress:
+            report = run_analysis(paths, lang=language, rules_dirs=[str(r) for r in settings.rules],
+                                  select=settings.select, ignore=settings.ignore, host=host, rank=rank,
+                                  progress=progress)
     except (ConfigError, RuleError, ValueError, OSError) as exc:
         _err(str(exc))
         return 2
