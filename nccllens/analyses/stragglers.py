@@ -14,8 +14,12 @@ FACTOR = 5.0
 
 
 def late_hosts(events: pl.DataFrame, lang: str) -> list[Finding]:
+    # a node's start: its first ordinary line; failure reports (tables, tracebacks, errors) say when it
+    # ended, and a node whose first timestamp is its failure table did not start late
     starts = (events.filter(pl.col("family").is_in(START_FAMILIES) & pl.col("ts").is_not_null()
-                            & pl.col("host").is_not_null())
+                            & pl.col("host").is_not_null() & ~pl.col("level").is_in(["error", "critical"])
+                            & ~pl.col("kind").is_in(["torchrun.root_cause", "torchrun.failure",
+                                                     "torchrun.worker_failed", "torchrun.sigterm_sent"]))
               .sort(["ts", "file", "line"]).group_by("host", maintain_order=True).first())
     if starts.height < 2:
         return []
