@@ -9,27 +9,11 @@ import polars as pl
 
 from nccllens.engine.match import RuleHit
 from nccllens.engine.validate import PLACEHOLDER_RE
+from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
 from nccllens.report.model import Evidence, Finding
 
 EVIDENCE_LINES = 5
 UNKNOWN = "?"
-
-
-def compact_ranks(ranks: list[int]) -> str:
-    """``[0, 1, 2, 3, 8]`` -> ``0-3,8``; runs of three or more become a range."""
-    values = sorted(set(ranks))
-    parts: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"{values[i]}-{values[j]}")
-        else:
-            parts.extend(str(v) for v in values[i : j + 1])
-        i = j + 1
-    return ",".join(parts)
 
 
 def _iso(value: Any) -> str | None:

@@ -6,24 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
 from nccllens.report.labels import category_label, label
 from nccllens.report.model import Finding, InputFile, Report
 
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+")
-
-
-def compact_ranks(ranks: list[int]) -> str:
-    """``[0, 1, 2, 3, 8]`` -> ``0-3,8``."""
-    values = sorted(set(ranks))
-    parts: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        parts.append(f"{values[i]}-{values[j]}" if j - i >= 2 else ",".join(map(str, values[i : j + 1])))
-        i = j + 1
-    return ",".join(parts)
 
 
 def compact_hosts(hosts: list[str], limit: int = 3) -> str:
