@@ -256,10 +256,13 @@ def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContex
             if event.get("line") is not None:
                 claimed.add(event["line"])
             last = event.pop("_last_line", None)
+            first = event.pop("_first_line", None)
             anchor = source_line or current
+            if first is not None:
+                claimed.add(first)
             if last is not None and anchor is not None:
                 # the record's continuation lines (traceback frames, table fields) are part of this event
-                start = event.get("line") or anchor.line
+                start = first if first is not None else (event.get("line") or anchor.line)
                 claimed.update(ln.line for ln in lines if start < ln.line <= last and ln.stream == anchor.stream)
     for ln, hit in zip(lines, masks["_rules"], strict=True):
         if hit and ln.line not in claimed:

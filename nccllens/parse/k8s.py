@@ -27,7 +27,7 @@ _LOW = re.compile(r"The node was low on resource: (?P<res>[\w-]+)\.(?: .*?Contai
 _CONDITION = re.compile(r"The node had condition: \[(?P<cond>\w+)\]")
 _PREEMPT = re.compile(r"Preempted by (?P<by>.+?) on node (?P<node>[\w.-]+)")
 _KILLING = re.compile(r"Killing container with id (?P<id>(?:\w+://)?[^\s:]+)(?::(?P<why>.*))?$")
-_EXIT = re.compile(r"Exit Code:\s+(?P<code>\d+)")
+_EXIT = re.compile(r"Exit Code:\s+(?P<code>1(?:3[4579]|43))\b")  # the same codes the PREFILTER keeps
 _REASON = re.compile(r"^\s*Reason:\s+(?P<reason>OOMKilled|Evicted)\s*$")
 _GET_PODS = re.compile(r"^(?P<pod>[a-z0-9][\w.-]*)\s+\d+/\d+\s+(?P<reason>OOMKilled|Evicted)\s")
 

@@ -140,9 +140,13 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
 
     last: Line | None = None
 
+    exit_row: Line | None = None
+
     def flush() -> None:
         if first is not None and fields:
-            event = _entry_event(section, idx, first, fields, tb_lines)
+            # the exitcode row says the most in one line: it is the event's line (and its evidence)
+            event = _entry_event(section, idx, exit_row or first, fields, tb_lines)
+            event["_first_line"] = first.line
             if last is not None:
                 event["_last_line"] = last.line  # the entry's field lines belong to this event
             events.append(event)
@@ -154,7 +158,7 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
         entry = _ENTRY.match(body.strip())
         if entry:
             flush()
-            first, idx, fields, tb_lines, in_tb = row, entry["idx"], {}, [], False
+            first, idx, fields, tb_lines, in_tb, exit_row = row, entry["idx"], {}, [], False, None
             continue
         if first is None:
             continue
@@ -162,6 +166,8 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
         field = None if in_tb else _FIELD.match(body)
         if field:
             fields[field["key"]] = field["value"]
+            if field["key"] == "exitcode":
+                exit_row = row
             in_tb = field["key"] in ("traceback", "msg") and field["value"].startswith("Traceback")
         elif in_tb:
             tb_lines.append(dedent(body, 2))

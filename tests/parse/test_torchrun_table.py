@@ -36,7 +36,9 @@ def test_sigkill_table_2_13_root_cause_and_sigterm_survivor():
     assert root["ts"] == datetime(2026, 11, 22, 2, 46, 53) and root["ts_kind"] == "absolute"
     assert root["detail"] == "Signal 9 (SIGKILL) received by PID 21165"
     assert "value" not in root or root["value"] is None  # error_file <N/A>
-    assert root["line"] == 77 and root["raw"] == "[0]:"
+    # the event sits on the entry's exitcode row (the most telling line); the entry starts 4 rows above
+    assert root["line"] == 81 and root["raw"].strip().startswith("exitcode  : -9")
+    assert root["_first_line"] == 77
     assert failure["kind"] == "torchrun.failure"
     assert (failure["rank"], failure["exit_code"], failure["signal"], failure["pid"]) == (0, -15, "SIGTERM", 21164)
 
@@ -147,7 +149,7 @@ def test_several_failures_one_event_each_with_the_global_rank():
     assert [e["kind"] for e in events] == ["torchrun.failure"] * 3
     assert [e["rank"] for e in events] == [1, 2, 3]
     assert [e["pid"] for e in events] == [3669031, 3669032, 3669033]
-    assert [e["line"] for e in events] == [2, 9, 16]
+    assert [e["line"] for e in events] == [6, 13, 20]  # each entry's exitcode row
 
 
 def test_truncated_table_fixture_keeps_what_is_there():
