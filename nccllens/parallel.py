@@ -1,0 +1,67 @@
+"""Spreading extraction over worker processes: jobs of files, progress, worker count."""
+
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from nccllens.ingest.sources import Source
+from nccllens.report.model import InputFile
+
+PARALLEL_MIN_BYTES = 64 << 20  # below this (and PARALLEL_MIN_FILES), starting workers costs more than it saves
+PARALLEL_MIN_FILES = 2000
+
+
+def _extract_job(args: tuple) -> list[tuple[pl.DataFrame, InputFile]]:
+    """Worker entry point: a batch of files on disk (picklable arguments only)."""
+    from pathlib import Path
+
+    from nccllens.ingest.sources import _file_sources
+    from nccllens.pipeline import _year_for, extract_source
+    from nccllens.pipeline_batch import extract_small
+
+    files, pattern, rule_pattern = args
+    sources = [next(_file_sources(Path(fs), display)) for display, fs in files]
+    if len(sources) == 1:
+        return [extract_source(sources[0], pattern, rule_pattern)]
+    return extract_small(sources, pattern, rule_pattern, _year_for)
+
+
+def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
+    """Group sources into jobs: each large file alone, small plain files in batches."""
+    from nccllens.pipeline_batch import SMALL
+
+    jobs, batch, batch_bytes = [], [], 0
+    for i in indices:
+        s = sources[i]
+        small = (s.size or 0) <= SMALL and not s.path.lower().endswith(".gz")
+        if not small:
+            jobs.append([i])
+            continue
+        batch.append(i)
+        batch_bytes += s.size or 0
+        if len(batch) >= 256 or batch_bytes >= (16 << 20):
+            jobs.append(batch)
+            batch, batch_bytes = [], 0
+    if batch:
+        jobs.append(batch)
+    return jobs
+
+
+def _reporting(outputs, jobs, sources, total: int, progress) -> list:
+    """Collect job outputs in order, telling ``progress(done_bytes, total_bytes)`` as they finish."""
+    done, collected = 0, []
+    for job, output in zip(jobs, outputs, strict=True):
+        collected.append(output)
+        done += sum(sources[i].size or 0 for i in job)
+        if progress is not None:
+            progress(done, total)
+    return collected
+
+
+def _workers() -> int:
+    try:
+        return max(1, min(len(os.sched_getaffinity(0)), 8))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, min(os.cpu_count() or 1, 8))

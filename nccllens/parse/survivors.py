@@ -1,0 +1,178 @@
+"""Surviving lines → family parsers → event rows (the Python side of extraction, survivors only)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.ingest.layout import PathHints
+from nccllens.parse import load_families
+from nccllens.parse.base import FileContext, Line
+from nccllens.parse.prefixes import split_glued, strip
+from nccllens.prefilter import Plan, search_any, survivors
+from nccllens.regex_groups import Patterns, matches
+
+_LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
+
+def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
+    p = strip(raw)
+    return Line(
+        file=path, line=line_no, raw=raw, message=p.message,
+        host=p.host or hints.host, rank=p.rank if p.rank is not None else hints.rank,
+        local_rank=p.local_rank if p.local_rank is not None else hints.local_rank,
+        attempt=hints.attempt, ts=p.ts, ts_kind="absolute" if p.ts else None,
+        stream=p.stream, row=row,
+    )
+
+
+def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> list[Line]:
+    return [_make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
+
+
+def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
+    """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
+    windows are read in slices, each row's prefixes stripped once."""
+    seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
+    end = df.height if end is None else end
+
+    def rows_from(start: int, count: int):
+        window = df.slice(start, max(0, min(count, end - start)))
+        for row, line_no, raw in zip(window["row"], window["line"], window["raw"], strict=True):
+            cands = seen.get(row)
+            if cands is None:
+                cands = seen[row] = _lines_of(path, line_no - shift, row, raw, hints)
+            yield cands
+
+    def following(line: Line, n: int) -> list[Line]:
+        out: list[Line] = []
+        start, step = line.row + 1, min(n, 32) + 8
+        while len(out) < n and start < end and start <= line.row + n * 4 + 16:
+            for cands in rows_from(start, step):
+                out.extend(c for c in cands if c.stream == line.stream)
+                if len(out) >= n:
+                    break
+            start += step
+            step *= 2
+        return out[:n]
+
+    return following
+
+
+class _Tracked:
+    """The survivors handed to a parser, remembering which one it took last.
+
+    An event that comes back without a ``line`` belongs to the line the parser was reading when
+    it yielded the event (parsers walk their lines in order).
+    """
+
+    def __init__(self, lines: list[Line]):
+        self._lines = lines
+        self.current: Line | None = lines[0] if lines else None
+
+    def __iter__(self):
+        for line in self._lines:
+            self.current = line
+            yield line
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __getitem__(self, index):
+        item = self._lines[index]
+        if isinstance(item, Line):
+            self.current = item
+        return item
+
+
+def _fill_defaults(event: dict, line: Line | None) -> dict:
+    if line is not None:
+        for key in _LINE_DEFAULTS:
+            if event.get(key) is None:
+                event[key] = getattr(line, key)
+    event.setdefault("level", "info")
+    return event
+
+
+def _parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext,
+                 hints: PathHints) -> list[dict]:
+    df = df.with_row_index("row")
+    return parse_survivors(df, survivors(df, pattern, matches), rule_pattern, ctx, hints)
+
+
+def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0) -> list[Line]:
+    """Surviving rows as Line objects (prefixes stripped, glued lines split)."""
+    lines: list[Line] = []
+    for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
+        lines.extend(_lines_of(path, line_no - shift, row, raw, hints))
+    return lines
+
+
+def line_masks(lines: list[Line], rule_pattern: Patterns) -> dict[str, list[bool]]:
+    """Which family prefilter (and whether a rule pattern) matches each surviving line's message.
+
+    Survivors are few, so patterns compiled once per process (Python's engine) beat polars, which
+    compiles on every call; a pattern only polars can compile falls back to polars."""
+    messages = [ln.message for ln in lines]
+    out: dict[str, list[bool]] = {}
+    for fam in load_families():
+        found = search_any(messages, (fam.prefilter,))
+        out[fam.name] = found if found is not None else \
+            pl.Series(messages, dtype=pl.String).str.contains(fam.prefilter).to_list()
+    found = search_any(messages, rule_pattern)
+    if found is None:
+        frame = pl.DataFrame({"m": messages}, schema={"m": pl.String})
+        found = frame.select(matches(pl.col("m"), rule_pattern).alias("m"))["m"].to_list()
+    out["_rules"] = found
+    return out
+
+
+def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Patterns, ctx: FileContext,
+                    hints: PathHints) -> list[dict]:
+    """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
+    if not survivors.height:
+        return []
+    lines = survivor_lines(survivors, ctx.path, hints)
+    ctx._following = _follower(df, ctx.path, hints)
+    return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
+
+
+def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContext) -> list[dict]:
+    """Run the family parsers on one file's survivors; unclaimed lines a rule pattern matches become
+    ``other.text``."""
+    by_line: dict[int, Line] = {}
+    for ln in lines:
+        by_line.setdefault(ln.line, ln)
+    claimed: set[int] = set()
+    out: list[dict] = []
+    for fam in load_families():
+        mine = [ln for ln, hit in zip(lines, masks[fam.name], strict=True) if hit and ln.line not in claimed]
+        if not mine:
+            continue
+        tracked = _Tracked(mine)
+        produced: list[tuple[dict, Line | None]] = []
+        try:
+            for event in fam.parse(tracked, ctx):
+                produced.append((event, tracked.current))
+        except Exception as exc:  # a parser bug loses the rest of this block for that family, not the run
+            ctx_note = f"parser {fam.name} failed on this file: {type(exc).__name__}: {exc}"
+            out.append({"kind": "other.parser_error", "family": "other", "level": "warning",
+                        "message": ctx_note, "file": ctx.path, "line": mine[0].line, "raw": ""})
+        for event, current in produced:
+            event.setdefault("family", fam.name)
+            source_line = by_line.get(event.get("line")) if event.get("line") is not None else current
+            out.append(_fill_defaults(event, source_line))
+            if event.get("line") is not None:
+                claimed.add(event["line"])
+            last = event.pop("_last_line", None)
+            first = event.pop("_first_line", None)
+            anchor = source_line or current
+            if first is not None:
+                claimed.add(first)
+            if last is not None and anchor is not None:
+                # the record's continuation lines (traceback frames, table fields) are part of this event
+                start = first if first is not None else (event.get("line") or anchor.line)
+                claimed.update(ln.line for ln in lines if start < ln.line <= last and ln.stream == anchor.stream)
+    for ln, hit in zip(lines, masks["_rules"], strict=True):
+        if hit and ln.line not in claimed:
+            out.append(_fill_defaults({"family": "other", "kind": "other.text", "message": ln.message,
+                                       "level": "info"}, ln))
+    return out
