@@ -63,7 +63,7 @@ def combined_prefilter(extra: str | Sequence[str] | None = None) -> Plan:
 def _as_plan(pattern) -> Plan:
     if isinstance(pattern, Plan):
         return pattern
-    return Plan((), (), (), (pattern,) if isinstance(pattern, str) else tuple(pattern))
+    return Plan((), (), (pattern,) if isinstance(pattern, str) else tuple(pattern))
 
 
 

@@ -34,7 +34,6 @@ _FLAGS = re.compile(r"^\(\?[a-zA-Z]+\)")  # a leading inline-flag group applies 
 class Plan:
     literals: tuple[str, ...]  # case-sensitive literals of the filterable patterns
     literals_nocase: tuple[str, ...]  # lower-cased literals of (?i) patterns
-    filtered: tuple[str, ...]  # regex groups run on literal candidates
     unfiltered: tuple[str, ...]  # regex groups run on every line
 
 
@@ -126,10 +125,9 @@ def literals_of(pattern: str) -> tuple[frozenset[str] | None, bool]:
 
 
 def plan(patterns: list[str], group) -> Plan:
-    """Sort pattern branches into literal-filtered and unfiltered ones (``group`` ORs them in groups)."""
+    """Required literals of the pattern branches that have them; the rest ORed in groups by ``group``."""
     lits: set[str] = set()
     nocase: set[str] = set()
-    filtered: list[str] = []
     unfiltered: list[str] = []
     for pattern in patterns:
         branches = [pattern] if _FLAGS.match(pattern) else _top_branches(pattern)
@@ -139,8 +137,7 @@ def plan(patterns: list[str], group) -> Plan:
                 unfiltered.append(branch)
                 continue
             (nocase if ci else lits).update(found)
-            filtered.append(branch)
-    return Plan(tuple(sorted(lits)), tuple(sorted(nocase)), group(filtered), group(unfiltered))
+    return Plan(tuple(sorted(lits)), tuple(sorted(nocase)), group(unfiltered))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -173,7 +170,7 @@ def survivors(df: pl.DataFrame, p: Plan, matches) -> pl.DataFrame:
     # Literal candidates are not re-checked here: every survivor's message is matched against each
     # family's PREFILTER and the rules' patterns right after (pipeline.line_masks), which drops the
     # few candidates no pattern wants; checking them twice cost more than it saved.
-    kept = df.filter(hit) if p.filtered else df.clear()
+    kept = df.filter(hit) if (p.literals or p.literals_nocase) else df.clear()
     if p.unfiltered:
         kept = pl.concat([kept, df.filter(matches(raw, p.unfiltered))]).unique("row", keep="first")
         kept = kept.sort("row")
