@@ -29,7 +29,7 @@ from nccllens.parallel import (
 )
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
-from nccllens.parse.lines import ReadStats, blocks, frame
+from nccllens.parse.lines import ReadStats, blocks, candidate_lines, frame
 from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch reader and tests
     _fill_defaults,
     _follower,
@@ -131,10 +131,14 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
 
         last: tuple[int, str] | None = None
         for line_no, block in blocks(all_chunks(), stats):
-            df = frame(block, line_no, stats)
+            cand = None if pattern.unfiltered else candidate_lines(block, line_no, pattern.keys, stats)
+            if cand is None:
+                df = frame(block, line_no, stats)
+                block_last = df.row(df.height - 1) if df.height else None
+            else:
+                df, block_last = cand.frame, cand.last
             rows.extend(_parse_block(df, pattern, rule_pattern, ctx, hints))
-            if df.height:
-                last = df.row(df.height - 1)
+            last = block_last or last
         if last is not None:
             rows.append(file_end_event(source.path, last[0], last[1], hints))
     except ArchiveLimit as exc:

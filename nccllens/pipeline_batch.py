@@ -14,7 +14,7 @@ from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import Source
 from nccllens.parse.base import FileContext, Line
-from nccllens.parse.lines import ReadStats, frame
+from nccllens.parse.lines import ReadStats, candidate_lines, frame
 from nccllens.prefilter import Plan, survivors
 from nccllens.report.model import InputFile
 
@@ -68,7 +68,11 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             starts.append(line)
             info.lines = data.count(b"\n")
             line += info.lines
-        big = frame(b"".join(d for _, d, _ in batch), 1, ReadStats()).with_row_index("row")
+        joined = b"".join(d for _, d, _ in batch)
+        cand = None if pattern.unfiltered else candidate_lines(joined, 1, pattern.keys, ReadStats())
+        del joined
+        big = (frame(b"".join(d for _, d, _ in batch), 1, ReadStats()) if cand is None else cand.frame)
+        big = big.with_row_index("row")
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
         kept = survivors(big, pattern, matches)
@@ -95,7 +99,11 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
             r0, r1 = row_starts[k], row_starts[k + 1]
-            if r1 > r0:
+            if cand is not None and info.lines:
+                data = batch[k][1]
+                raw = data[data.rfind(b"\n", 0, len(data) - 1) + 1:].rstrip(b"\n").decode()
+                rows.append(file_end_event(sources[i].path, info.lines, raw, hints))
+            elif cand is None and r1 > r0:
                 line_no, raw = big.row(r1 - 1)[1:3]
                 rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
             info.events = len(rows) - before

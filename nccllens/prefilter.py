@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from nccllens.prefilter_keys import key_groups
+
 try:  # Python 3.11+
     from re import _constants as sre_c
     from re import _parser as sre_parse
@@ -35,6 +37,7 @@ class Plan:
     literals: tuple[str, ...]  # case-sensitive literals of the filterable patterns
     literals_nocase: tuple[str, ...]  # lower-cased literals of (?i) patterns
     unfiltered: tuple[str, ...]  # regex groups run on every line
+    keys: tuple[str, ...] = ()  # coarse first pass (``prefilter_keys``): a piece with no key has no literal
 
 
 def _score(options: frozenset[str]) -> tuple[int, int]:
@@ -137,7 +140,8 @@ def plan(patterns: list[str], group) -> Plan:
                 unfiltered.append(branch)
                 continue
             (nocase if ci else lits).update(found)
-    return Plan(tuple(sorted(lits)), tuple(sorted(nocase)), group(unfiltered))
+    literals, literals_nocase = tuple(sorted(lits)), tuple(sorted(nocase))
+    return Plan(literals, literals_nocase, group(unfiltered), key_groups(literals, literals_nocase))
 
 
 @functools.lru_cache(maxsize=8192)

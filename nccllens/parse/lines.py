@@ -83,3 +83,65 @@ def frame(block: bytes, first_line: int, stats: ReadStats) -> pl.DataFrame:
         df = df.with_columns(raw.str.strip_chars_end("\r").str.split("\r")).explode("raw")
         df = df.filter(raw.str.len_bytes() > 0)
     return df
+
+
+PIECE = 256 << 10  # the coarse pass looks at pieces of about this size
+
+
+@dataclass
+class Candidates:
+    """The lines of the pieces of a block where a key occurs (and of the piece after each, so a
+    record's continuation lines are there), with their line numbers; and the block's last line."""
+
+    frame: pl.DataFrame  # columns line (u32), raw (str)
+    lines: int  # lines in the whole block
+    last: tuple[int, str] | None  # (line number, text) of the block's last line
+
+
+def _pieces(block: bytes) -> list[bytes]:
+    out, pos, n = [], 0, len(block)
+    while pos < n:
+        end = block.find(b"\n", min(pos + PIECE, n - 1))
+        end = n if end < 0 else end + 1
+        out.append(block[pos:end])
+        pos = end
+    return out
+
+
+def candidate_lines(block: bytes, first_line: int, keys: tuple[str, ...], stats: ReadStats) -> Candidates | None:
+    """Split into lines only the pieces of ``block`` that hold a key. None when the block needs the
+    cleaning ``frame`` does (NUL, CR, ANSI escapes, invalid UTF-8): the caller reads it whole."""
+    if not keys or not block or b"\x00" in block or b"\r" in block or b"\x1b" in block:
+        return None
+    pieces = _pieces(block)
+    try:
+        text = pl.Series("p", pieces, dtype=pl.Binary).cast(pl.String)
+    except pl.exceptions.PolarsError:
+        return None
+    p = pl.col("p")
+    marks = text.to_frame().select(
+        hit=pl.any_horizontal([p.str.contains(k) for k in keys]),
+        nl=p.str.count_matches("\n", literal=True).cast(pl.UInt32),
+    )
+    counts = marks["nl"].to_list()
+    if not block.endswith(b"\n"):
+        counts[-1] += 1
+    hits = marks["hit"].to_list()
+    keep = [h or (i > 0 and hits[i - 1]) for i, h in enumerate(hits)]
+    starts, line = [], first_line
+    for c in counts:
+        starts.append(line)
+        line += c
+    total = line - first_line
+    stats.lines += total
+    chosen = [i for i, k in enumerate(keep) if k]
+    if chosen:
+        df = pl.read_lines(io.BytesIO(b"".join(pieces[i] for i in chosen)), name="raw")
+        numbers = pl.concat([pl.int_range(starts[i], starts[i] + counts[i], dtype=pl.UInt32, eager=True)
+                             for i in chosen])
+        df = df.with_columns(numbers.alias("line")).select("line", "raw")
+    else:
+        df = pl.DataFrame(schema={"line": pl.UInt32, "raw": pl.String})
+    cut = block.rfind(b"\n", 0, len(block) - 1) + 1
+    last = (first_line + total - 1, block[cut:].rstrip(b"\n").decode()) if total else None
+    return Candidates(df, total, last)

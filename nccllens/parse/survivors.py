@@ -30,7 +30,8 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
 
 def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
     """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
-    windows are read in slices, each row's prefixes stripped once."""
+    windows are read in slices, each row's prefixes stripped once. ``df`` may hold only some pieces of
+    the file (``candidate_lines``): a window stops where line numbers jump."""
     seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
     end = df.height if end is None else end
 
@@ -40,13 +41,17 @@ def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end
             cands = seen.get(row)
             if cands is None:
                 cands = seen[row] = _lines_of(path, line_no - shift, row, raw, hints)
-            yield cands
+            yield line_no, cands
 
     def following(line: Line, n: int) -> list[Line]:
         out: list[Line] = []
         start, step = line.row + 1, min(n, 32) + 8
+        prev = line.line + shift
         while len(out) < n and start < end and start <= line.row + n * 4 + 16:
-            for cands in rows_from(start, step):
+            for line_no, cands in rows_from(start, step):
+                if line_no > prev + 1:  # the next lines were not read (a piece without any key)
+                    return out[:n]
+                prev = line_no
                 out.extend(c for c in cands if c.stream == line.stream)
                 if len(out) >= n:
                     break

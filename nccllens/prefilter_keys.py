@@ -1,0 +1,117 @@
+"""Keys: a few short strings that every prefilter literal contains, for a coarse first pass.
+
+The literal pass of ``nccllens.prefilter`` checks ~400 literals, which the regex engine can only
+run as an automaton (~450 MB/s per core). A few dozen short literals fit its SIMD searcher instead
+(several GB/s), so extraction first looks for *keys* in large pieces of text (256 KiB each) and
+reads as lines only the pieces where one occurs: most pieces of a healthy log hold none.
+
+Every literal contains at least one key, so a piece without a key holds no literal: the coarse pass
+never loses a line, it only decides which pieces are worth splitting into lines. Case-insensitive
+literals get keys spelt as ASCII case classes (``[Dd][Oo][Nn][Ee]``), which is exactly what the
+literal pass matches (ASCII case folding).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import re
+
+KEY_MIN = 5  # shorter keys occur in too many lines of an ordinary log
+KEY_MAX = 12
+VARIANTS_PER_GROUP = 40  # literals per regex that still run on the SIMD searcher (measured limit ~64)
+
+# fragments of (nearly) every line of some log format: a key containing one keeps every piece
+_COMMON = ("NCCL", "INFO", "CCL ", "rank", "Rank", "comm", "Channel", "TRACE", "opCount", "count",
+           "buff", "stream", "datatype", "root", " op ", "[nranks", "AllReduce", "torch", "step",
+           "iter", " the ", "ing ", "tion ", "ed ", "er ", "ment", " and ", " is ", " in ", " to ",
+           "time", "train", "epoch", "batch")
+
+
+_COMMON_RE = re.compile("|".join(re.escape(c) for c in _COMMON))
+
+
+def _usable(gram: str) -> bool:
+    return _COMMON_RE.search(gram) is None
+
+
+def _grams(literal: str, lo: int, hi: int) -> set[str]:
+    out = {literal[i:i + n] for n in range(lo, min(len(literal), hi) + 1) for i in range(len(literal) - n + 1)}
+    return {g for g in out if _usable(g)}
+
+
+def _order(gram: str, count: int) -> tuple:
+    # most literals covered first; then keys that do not start with a space (a space-led key shares its
+    # first bytes with countless words and slows the SIMD searcher), then the longer
+    return (-count, gram.startswith(" "), -len(gram), gram)
+
+
+def greedy_keys(literals: tuple[str, ...], lo: int = KEY_MIN) -> list[str]:
+    """A small set of substrings such that every literal contains one (greedy set cover: the key
+    covering most literals first). A literal too short or too common to cut is its own key."""
+    holders: dict[str, set[str]] = {}
+    for lit in set(literals):
+        for g in _grams(lit, lo, KEY_MAX) or {lit}:
+            holders.setdefault(g, set()).add(lit)
+    heap = [(_order(g, len(lits)), g) for g, lits in holders.items()]
+    heapq.heapify(heap)
+    left, keys = set(literals), []
+    while left and heap:
+        order, g = heapq.heappop(heap)
+        count = len(holders[g] & left)
+        if count != -order[0]:  # stale: some of its literals were covered since it was queued
+            if count:
+                heapq.heappush(heap, (_order(g, count), g))
+            continue
+        keys.append(g)
+        left -= holders[g]
+    return sorted(keys)
+
+
+def _case_class(key: str) -> tuple[str, int]:
+    """``done`` → (``[Dd][Oo][Nn][Ee]``, 16): the ASCII case variants as one regex, and their number."""
+    parts, variants = [], 1
+    for ch in key:
+        if ch.isascii() and ch.isalpha():
+            parts.append(f"[{ch.upper()}{ch.lower()}]")
+            variants *= 2
+        else:
+            parts.append(re.escape(ch))
+    return "".join(parts), variants
+
+
+def _nocase_key(literal: str) -> str:
+    """The longest substring of a case-insensitive literal with at most 16 ASCII case variants."""
+    best = literal
+    best_score = None
+    for n in range(1, min(len(literal), KEY_MAX) + 1):
+        for i in range(len(literal) - n + 1):
+            g = literal[i:i + n]
+            variants = _case_class(g)[1]
+            if not _usable(g):
+                continue
+            score = (variants <= 16, len(g), not g.startswith(" "), -variants, g)
+            if best_score is None or score > best_score:
+                best, best_score = g, score
+    return best
+
+
+@functools.lru_cache(maxsize=16)
+def key_groups(literals: tuple[str, ...], literals_nocase: tuple[str, ...]) -> tuple[str, ...]:
+    """Regexes (one pass each) that together find every piece holding any literal."""
+    items = [(re.escape(k), 1) for k in greedy_keys(literals)]
+    nocase = sorted({_nocase_key(lit) for lit in literals_nocase})
+    nocase = [k for k in nocase if not any(o != k and o in k for o in nocase)]  # a shorter key covers it
+    items += [_case_class(k) for k in nocase]
+    groups: list[str] = []
+    current: list[str] = []
+    size = 0
+    for regex, variants in items:
+        if current and size + variants > VARIANTS_PER_GROUP:
+            groups.append("|".join(current))
+            current, size = [], 0
+        current.append(regex)
+        size += variants
+    if current:
+        groups.append("|".join(current))
+    return tuple(groups)
