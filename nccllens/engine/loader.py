@@ -121,7 +121,7 @@ def _check_patterns(loaded: list[_Loaded]) -> None:
     for item in loaded:
         match = (item.data or {}).get("match")
         pattern = match.get("pattern") if isinstance(match, dict) else None
-        if isinstance(pattern, str) and pattern:
+        if isinstance(pattern, str) and pattern and item.report:  # the packaged rules are checked by tests
             patterns[id(item)] = pattern
     checks = check_patterns(list(patterns.values()))
     for item in loaded:
@@ -140,20 +140,20 @@ def _check_patterns(loaded: list[_Loaded]) -> None:
 
 def _check_set(loaded: list[_Loaded]) -> None:
     """Unique ids and aliases across all directories; references name a known rule."""
-    owners: dict[str, tuple[str, int]] = {}
+    owners: dict[str, tuple[_Loaded, str]] = {}  # line numbers are looked up only for a duplicate
     for item in loaded:
         data = item.data or {}
-        keys = KeyLines(item.text)
         names = [("id", data.get("id"))] + [("aliases", a) for a in data.get("aliases") or []]
         for key, name in names:
             if not isinstance(name, str):
                 continue
-            line = keys.line_of(key)
             if name in owners:
-                where = f"{owners[name][0]}:{owners[name][1]}"
-                item.problems.append(Problem(item.shown, line, f"duplicate rule id or alias '{name}' (also {where})"))
+                first, first_key = owners[name]
+                where = f"{first.shown}:{KeyLines(first.text).line_of(first_key)}"
+                item.problems.append(Problem(item.shown, KeyLines(item.text).line_of(key),
+                                             f"duplicate rule id or alias '{name}' (also {where})"))
             else:
-                owners[name] = (item.shown, line)
+                owners[name] = (item, key)
     for item in loaded:
         data = item.data or {}
         match = data.get("match") if isinstance(data.get("match"), dict) else {}

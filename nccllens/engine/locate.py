@@ -24,11 +24,19 @@ class KeyLines:
     """Map key paths such as ``("examples", 1, "match")`` to 1-based line numbers."""
 
     def __init__(self, text: str) -> None:
-        self.lines: dict[tuple, int] = {}
+        self._text = text
+        self._lines: dict[tuple, int] | None = None  # scanned on first use: most files have no problem
         self.last_line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
-        self._scan(text)
+
+    @property
+    def lines(self) -> dict[tuple, int]:
+        if self._lines is None:
+            self._lines = {}
+            self._scan(self._text)
+        return self._lines
 
     def _scan(self, text: str) -> None:
+        assert self._lines is not None
         table: tuple = ()
         counters: dict[tuple, int] = {}
         closing: str | None = None
@@ -43,21 +51,21 @@ class KeyLines:
                 if header.group(1) == "[[":
                     index = counters.get(name, -1) + 1
                     counters[name] = index
-                    self.lines.setdefault(name, number)
+                    self._lines.setdefault(name, number)
                     table = (*name, index)
                 else:
                     table = name
-                self.lines.setdefault(table, number)
+                self._lines.setdefault(table, number)
                 continue
             key = _KEY.match(line)
             if not key:
                 continue
             path = (*table, *_split_key(key.group(1)))
-            self.lines.setdefault(path, number)
+            self._lines.setdefault(path, number)
             rest = line[key.end() :].strip()
             if rest.startswith("{"):
                 for inner in _INLINE_KEY.finditer(rest):
-                    self.lines.setdefault((*path, inner.group(1).strip('"')), number)
+                    self._lines.setdefault((*path, inner.group(1).strip('"')), number)
             for quote in ('"""', "'''"):
                 if rest.startswith(quote) and rest.count(quote) == 1:
                     closing = quote

@@ -7,8 +7,9 @@ import polars as pl
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
+from nccllens.parse.masks import masks
 from nccllens.parse.prefixes import split_glued, strip
-from nccllens.prefilter import Plan, search_any, survivors
+from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
@@ -114,19 +115,19 @@ def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: 
 def line_masks(lines: list[Line], rule_pattern: Patterns) -> dict[str, list[bool]]:
     """Which family prefilter (and whether a rule pattern) matches each surviving line's message.
 
-    Survivors are few, so patterns compiled once per process (Python's engine) beat polars, which
-    compiles on every call; a pattern only polars can compile falls back to polars."""
+    Only the pattern branches whose literals a message holds are tried (``parse.masks``); a pattern
+    only polars can compile sends the lot to polars."""
     messages = [ln.message for ln in lines]
+    targets = tuple((fam.name, (fam.prefilter,)) for fam in load_families()) + (("_rules", tuple(rule_pattern)),)
+    found = masks(messages, targets)
+    if found is not None:
+        return found
     out: dict[str, list[bool]] = {}
+    series = pl.Series(messages, dtype=pl.String)
     for fam in load_families():
-        found = search_any(messages, (fam.prefilter,))
-        out[fam.name] = found if found is not None else \
-            pl.Series(messages, dtype=pl.String).str.contains(fam.prefilter).to_list()
-    found = search_any(messages, rule_pattern)
-    if found is None:
-        frame = pl.DataFrame({"m": messages}, schema={"m": pl.String})
-        found = frame.select(matches(pl.col("m"), rule_pattern).alias("m"))["m"].to_list()
-    out["_rules"] = found
+        out[fam.name] = series.str.contains(fam.prefilter).to_list()
+    frame = pl.DataFrame({"m": messages}, schema={"m": pl.String})
+    out["_rules"] = frame.select(matches(pl.col("m"), rule_pattern).alias("m"))["m"].to_list()
     return out
 
 

@@ -1,0 +1,129 @@
+"""Which family (and whether a rule) wants each surviving line, without trying every regex on it.
+
+Each family's PREFILTER and the rules' patterns are split at their top-level ``|`` into branches;
+each branch's required literals are known (``prefilter.literals_of``). One polars Aho-Corasick pass
+tells which literals a message holds, so only the branches holding one of them (and the few
+branches without any literal) are tried, with regexes compiled once per process. The result is the
+same as searching every whole pattern: a pattern matches exactly when one of its branches does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from nccllens.prefilter import _FLAGS, _top_branches, compiled, literals_of
+
+_SCOPED = re.compile(r"^\(\?([a-zA-Z]+):(.*)\)$", re.S)
+
+
+@dataclass(frozen=True)
+class _Index:
+    branches: tuple[tuple[str, str], ...]  # (target, branch regex)
+    cs: dict[str, tuple[int, ...]]  # case-sensitive literal → branches that need it
+    nocase: dict[str, tuple[int, ...]]  # lower-cased literal → branches (ASCII case-insensitive)
+    always: tuple[int, ...]  # branches without a usable literal: tried on every line
+
+
+def _closes_at_end(s: str) -> bool:
+    """Does the group opened by ``s[0]`` close at ``s[-1]``?"""
+    depth, i, in_class = 0, 0, False
+    while i < len(s):
+        ch = s[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            i += 2 if s[i + 1:i + 2] in ("]", "^") else 1
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i == len(s) - 1
+        i += 1
+    return False
+
+
+def _branches(pattern: str) -> list[str]:
+    """Top-level branches; a rule group's ``(?:(?i:...))`` wrapper is dropped so its flags show."""
+    if _FLAGS.match(pattern):
+        return [pattern]
+    out = []
+    for b in _top_branches(pattern):
+        while b.startswith("(?:(?") and _closes_at_end(b) and _closes_at_end(b[3:-1]):
+            b = b[3:-1]
+        out.append(b)
+    return out
+
+
+def _literals(branch: str) -> tuple[frozenset[str] | None, bool]:
+    m = _SCOPED.match(branch)
+    if m and set(m[1]) <= {"i"} and m[1]:  # (?i:...) as a whole: its literals, matched without case
+        return literals_of(f"(?i){m[2]}")
+    return literals_of(branch)
+
+
+@functools.lru_cache(maxsize=32)
+def index(targets: tuple[tuple[str, tuple[str, ...]], ...]) -> _Index:
+    """``targets``: (name, patterns) pairs; a name is wanted when any of its patterns matches."""
+    branches: list[tuple[str, str]] = []
+    cs: dict[str, list[int]] = {}
+    nocase: dict[str, list[int]] = {}
+    always: list[int] = []
+    for name, patterns in targets:
+        for pattern in patterns:
+            for b in _branches(pattern):
+                k = len(branches)
+                branches.append((name, b))
+                found, ci = _literals(b)
+                if found is None:
+                    always.append(k)
+                    continue
+                for lit in found:
+                    (nocase if ci else cs).setdefault(lit, []).append(k)
+    return _Index(tuple(branches), {k: tuple(v) for k, v in cs.items()},
+                  {k: tuple(v) for k, v in nocase.items()}, tuple(always))
+
+
+def _held(messages: list[str], literals: list[str], nocase: bool) -> list[list[str]]:
+    if not literals:
+        return [[] for _ in messages]
+    found = pl.Series(messages, dtype=pl.String).str.extract_many(
+        literals, ascii_case_insensitive=nocase, overlapping=True)
+    return found.to_list()
+
+
+def masks(messages: list[str], targets: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, list[bool]] | None:
+    """For every target name, which messages one of its patterns matches (None when a pattern only
+    compiles in polars' engine: the caller then uses polars)."""
+    idx = index(targets)
+    out = {name: [False] * len(messages) for name, _ in targets}
+    if not messages:
+        return out
+    held_cs = _held(messages, list(idx.cs), False)
+    held_ci = _held(messages, list(idx.nocase), True)
+    for i, msg in enumerate(messages):
+        tried: set[int] = set()
+        done: set[str] = set()
+        cands = [k for lit in held_cs[i] for k in idx.cs[lit]]
+        cands += [k for lit in held_ci[i] for k in idx.nocase.get(lit.lower(), ())]
+        for k in (*cands, *idx.always):
+            name, branch = idx.branches[k]
+            if name in done or k in tried:
+                continue
+            tried.add(k)
+            regex = compiled(branch)  # compiled on first use: most branches never meet a candidate
+            if regex is None:
+                return None
+            if regex.search(msg):
+                out[name][i] = True
+                done.add(name)
+    return out
