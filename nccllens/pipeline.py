@@ -29,7 +29,8 @@ from nccllens.parallel import (
 )
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
-from nccllens.parse.lines import ReadStats, blocks, candidate_lines, frame
+from nccllens.parse.lines import ReadStats, blocks, frame
+from nccllens.parse.pieces import candidate_lines
 from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch reader and tests
     _fill_defaults,
     _follower,

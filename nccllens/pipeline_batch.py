@@ -14,7 +14,8 @@ from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import Source
 from nccllens.parse.base import FileContext, Line
-from nccllens.parse.lines import ReadStats, candidate_lines, frame
+from nccllens.parse.lines import ReadStats, frame
+from nccllens.parse.pieces import candidate_lines_many
 from nccllens.prefilter import Plan, survivors
 from nccllens.report.model import InputFile
 
@@ -61,17 +62,22 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             continue
         hints = hints_for(src.path)
         info = InputFile(path=src.path, kind="log", host=hints.host, rank=hints.rank)
-        batch.append((i, _clean(data, info), info))
+        batch.append((i, data, info))
     if batch:
+        # plain UTF-8 files (the usual case) go straight to the coarse pass; otherwise clean them first
+        cand = None if pattern.unfiltered else candidate_lines_many([d for _, d, _ in batch], 1, pattern.keys,
+                                                                    ReadStats())
+        if cand is None:
+            batch = [(i, _clean(data, info), info) for i, data, info in batch]
         starts, line = [], 1
-        for _, data, info in batch:
+        for k, (_, data, info) in enumerate(batch):
             starts.append(line)
-            info.lines = data.count(b"\n")
+            info.lines = cand.counts[k] if cand is not None else data.count(b"\n")
             line += info.lines
-        joined = b"".join(d for _, d, _ in batch)
-        cand = None if pattern.unfiltered else candidate_lines(joined, 1, pattern.keys, ReadStats())
-        del joined
-        big = (frame(b"".join(d for _, d, _ in batch), 1, ReadStats()) if cand is None else cand.frame)
+        if cand is None:
+            big = frame(b"".join(d for _, d, _ in batch), 1, ReadStats())
+        else:
+            big = cand.frame
         big = big.with_row_index("row")
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
@@ -99,10 +105,9 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
             r0, r1 = row_starts[k], row_starts[k + 1]
-            if cand is not None and info.lines:
-                data = batch[k][1]
-                raw = data[data.rfind(b"\n", 0, len(data) - 1) + 1:].rstrip(b"\n").decode()
-                rows.append(file_end_event(sources[i].path, info.lines, raw, hints))
+            if cand is not None and cand.lasts[k] is not None:
+                line_no, raw = cand.lasts[k]
+                rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
             elif cand is None and r1 > r0:
                 line_no, raw = big.row(r1 - 1)[1:3]
                 rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nccllens.parse import load_families
-from nccllens.parse.lines import PIECE, ReadStats, candidate_lines, frame
+from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.masks import masks
+from nccllens.parse.pieces import PIECE, candidate_lines
 from nccllens.pipeline import combined_prefilter
 from nccllens.prefilter_keys import _case_class, greedy_keys, key_groups
 from nccllens.regex_groups import pattern_groups

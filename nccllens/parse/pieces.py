@@ -1,0 +1,104 @@
+"""The coarse pass: split into lines only the pieces of text where a prefilter key occurs.
+
+Buffers (a 16 MiB block of a large file, or many small files) are cut into newline-aligned pieces
+of about 256 KiB. polars runs the key regexes (``nccllens.prefilter_keys``) and counts newlines over
+whole pieces, and reads as lines only the pieces holding a key, plus the piece after each so that a
+record's continuation lines are there. Line numbers come from the per-piece newline counts.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import polars as pl
+
+from nccllens.parse.lines import ReadStats
+
+PIECE = 256 << 10
+
+
+@dataclass
+class Candidates:
+    frame: pl.DataFrame  # columns line (u32, numbered across the buffers from first_line), raw (str)
+    counts: list[int]  # lines in each buffer
+    lasts: list[tuple[int, str] | None]  # (line number, text) of each buffer's last line
+
+    @property
+    def lines(self) -> int:
+        return sum(self.counts)
+
+    @property
+    def last(self) -> tuple[int, str] | None:
+        return next((x for x in reversed(self.lasts) if x is not None), None)
+
+
+def _cut(buffer: bytes, owner: int, pieces: list[bytes], owners: list[int]) -> None:
+    pos, n = 0, len(buffer)
+    while pos < n:
+        end = buffer.find(b"\n", min(pos + PIECE, n - 1))
+        end = n if end < 0 else end + 1
+        pieces.append(buffer[pos:end])
+        owners.append(owner)
+        pos = end
+
+
+def _needs_cleaning(buffer: bytes) -> bool:
+    return b"\x00" in buffer or b"\r" in buffer or b"\x1b" in buffer
+
+
+def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str, ...],
+                         stats: ReadStats) -> Candidates | None:
+    """None when a buffer needs the cleaning ``lines.frame`` does (NUL, CR, ANSI escapes, invalid
+    UTF-8) or there are no keys: the caller then reads the buffers whole."""
+    if not keys or any(_needs_cleaning(b) for b in buffers):
+        return None
+    pieces: list[bytes] = []
+    owners: list[int] = []
+    for k, buffer in enumerate(buffers):
+        _cut(buffer, k, pieces, owners)
+    if not pieces:
+        return Candidates(pl.DataFrame(schema={"line": pl.UInt32, "raw": pl.String}), [0] * len(buffers),
+                          [None] * len(buffers))
+    try:
+        text = pl.Series("p", pieces, dtype=pl.Binary).cast(pl.String)
+    except pl.exceptions.PolarsError:
+        return None
+    p = pl.col("p")
+    marks = text.to_frame().select(
+        hit=pl.any_horizontal([p.str.contains(k) for k in keys]),
+        nl=p.str.count_matches("\n", literal=True).cast(pl.UInt32),
+    )
+    del text
+    counts, hits = marks["nl"].to_list(), marks["hit"].to_list()
+    for i, piece in enumerate(pieces):
+        if not piece.endswith(b"\n"):  # a buffer's last line without its newline is a line too
+            counts[i] += 1
+    starts, line = [], first_line
+    per_buffer = [0] * len(buffers)
+    for i, c in enumerate(counts):
+        starts.append(line)
+        line += c
+        per_buffer[owners[i]] += c
+    stats.lines += line - first_line
+    chosen = [i for i, h in enumerate(hits) if h or (i > 0 and hits[i - 1] and owners[i - 1] == owners[i])]
+    if chosen:
+        joined = b"".join(pieces[i] if pieces[i].endswith(b"\n") else pieces[i] + b"\n" for i in chosen)
+        df = pl.read_lines(io.BytesIO(joined), name="raw")
+        numbers = pl.concat([pl.int_range(starts[i], starts[i] + counts[i], dtype=pl.UInt32, eager=True)
+                             for i in chosen])
+        df = df.with_columns(numbers.alias("line")).select("line", "raw")
+    else:
+        df = pl.DataFrame(schema={"line": pl.UInt32, "raw": pl.String})
+    lasts: list[tuple[int, str] | None] = []
+    end = first_line
+    for buffer, n in zip(buffers, per_buffer, strict=True):
+        end += n
+        cut = buffer.rfind(b"\n", 0, len(buffer) - 1) + 1
+        lasts.append((end - 1, buffer[cut:].rstrip(b"\n").decode()) if n else None)
+    return Candidates(df, per_buffer, lasts)
+
+
+def candidate_lines(block: bytes, first_line: int, keys: tuple[str, ...], stats: ReadStats) -> Candidates | None:
+    """``candidate_lines_many`` for one block."""
+    return candidate_lines_many([block] if block else [], first_line, keys, stats)
