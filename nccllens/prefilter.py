@@ -87,9 +87,10 @@ def _required(items) -> frozenset[str] | None:
     return _best(cands)
 
 
-def _top_branches(pattern: str) -> list[str]:
-    """Split a pattern at its top-level ``|`` (outside groups and classes)."""
-    parts, depth, start, i, in_class = [], 0, 0, 0, False
+def _structure(pattern: str):
+    """(index, char, depth) for every character outside escapes and character classes; ``depth`` is
+    the group nesting at that character (a ``(`` already counted, a ``)`` already closed)."""
+    depth, i, in_class = 0, 0, False
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
@@ -102,16 +103,27 @@ def _top_branches(pattern: str) -> list[str]:
             if pattern[i + 1:i + 2] == "]" or pattern[i + 1:i + 3] == "^]":
                 i += 2 if pattern[i + 1] == "]" else 3
                 continue
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
+        else:
+            depth += (ch == "(") - (ch == ")")
+            yield i, ch, depth
+        i += 1
+
+
+def _top_branches(pattern: str) -> list[str]:
+    """Split a pattern at its top-level ``|`` (outside groups and classes)."""
+    parts, start = [], 0
+    for i, ch, depth in _structure(pattern):
+        if ch == "|" and depth == 0:
             parts.append(pattern[start:i])
             start = i + 1
-        i += 1
     parts.append(pattern[start:])
     return parts
+
+
+def closes_at_end(pattern: str) -> bool:
+    """Does the group opened by ``pattern[0]`` close at its last character?"""
+    return next((i == len(pattern) - 1 for i, ch, depth in _structure(pattern) if ch == ")" and depth == 0),
+                False)
 
 
 def literals_of(pattern: str) -> tuple[frozenset[str] | None, bool]:
@@ -151,16 +163,6 @@ def compiled(pattern: str) -> re.Pattern | None:
         return re.compile(pattern)
     except (re.error, OverflowError, RecursionError, ValueError):
         return None
-
-
-def search_any(texts: list[str], patterns: tuple[str, ...]) -> list[bool] | None:
-    """Which of a FEW texts (candidates, survivors) any pattern matches, without recompiling per call
-    (polars compiles a regex on every call: ~2 ms each, which dominated small inputs). None when a
-    pattern only compiles in polars' engine: the caller then uses polars."""
-    regexes = [compiled(p) for p in patterns]
-    if any(r is None for r in regexes):
-        return None
-    return [any(r.search(t) for r in regexes) for t in texts]
 
 
 def survivors(df: pl.DataFrame, p: Plan, matches) -> pl.DataFrame:

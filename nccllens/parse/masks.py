@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from nccllens.prefilter import _FLAGS, _top_branches, compiled, literals_of
+from nccllens.prefilter import _FLAGS, _top_branches, closes_at_end, compiled, literals_of
 
 _SCOPED = re.compile(r"^\(\?([a-zA-Z]+):(.*)\)$", re.S)
 
@@ -28,37 +28,13 @@ class _Index:
     always: tuple[int, ...]  # branches without a usable literal: tried on every line
 
 
-def _closes_at_end(s: str) -> bool:
-    """Does the group opened by ``s[0]`` close at ``s[-1]``?"""
-    depth, i, in_class = 0, 0, False
-    while i < len(s):
-        ch = s[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            i += 2 if s[i + 1:i + 2] in ("]", "^") else 1
-            continue
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i == len(s) - 1
-        i += 1
-    return False
-
-
 def _branches(pattern: str) -> list[str]:
     """Top-level branches; a rule group's ``(?:(?i:...))`` wrapper is dropped so its flags show."""
     if _FLAGS.match(pattern):
         return [pattern]
     out = []
     for b in _top_branches(pattern):
-        while b.startswith("(?:(?") and _closes_at_end(b) and _closes_at_end(b[3:-1]):
+        while b.startswith("(?:(?") and closes_at_end(b) and closes_at_end(b[3:-1]):
             b = b[3:-1]
         out.append(b)
     return out
