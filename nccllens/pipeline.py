@@ -9,6 +9,7 @@ Small files are read in batches (``pipeline_batch``); files are spread over proc
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -26,10 +27,13 @@ from nccllens.parallel import (
     _jobs,
     _reporting,
     _workers,
+    warm_up,
+    worker_init,
 )
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
 from nccllens.parse.lines import ReadStats, blocks, frame
+from nccllens.parse.masks import index
 from nccllens.parse.pieces import candidate_lines
 from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch reader and tests
     _fill_defaults,
@@ -39,11 +43,12 @@ from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch
     _parse_block,
     _Tracked,
     line_masks,
+    mask_targets,
     parse_lines,
     parse_survivors,
     survivor_lines,
 )
-from nccllens.prefilter import Plan, plan
+from nccllens.prefilter import Plan, known_literals, plan
 from nccllens.regex_groups import (  # noqa: F401 - re-exported
     GROUP_SIZE,
     Patterns,
@@ -199,29 +204,43 @@ def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: P
 
 
 
+@contextlib.contextmanager
+def _pool(workers: int):
+    """A pool of ``workers`` spawned processes, already importing the extraction modules (None: 0 workers)."""
+    if workers < 1:
+        yield None
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=worker_init) as pool:
+        for _ in range(workers):
+            pool.submit(warm_up)
+        yield pool
+
+
 def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, host: str | None = None,
             rank: int | None = None, workers: int | None = None,
             progress=None) -> tuple[pl.DataFrame, list[InputFile]]:
     """Extract events from every source under ``paths``; files are spread over worker processes."""
     from nccllens.attribution import attribute
 
-    pattern = combined_prefilter(rule_pattern)
-    rule_pattern = pattern_groups(rule_pattern)
     sources = list(iter_sources(paths))
     results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     on_disk = [i for i, s in enumerate(sources) if s.fs_path is not None and not s.skipped]
     total = sum(sources[i].size or 0 for i in on_disk)
     jobs = _jobs(sources, on_disk)
-    args = [([(sources[i].path, sources[i].fs_path) for i in job], pattern, rule_pattern) for job in jobs]
     workers = _workers() if workers is None else workers
-    if workers > 1 and len(jobs) > 1 and (total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES):
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            outputs = _reporting(pool.map(_extract_job, args), jobs, sources, total, progress)
-    else:
-        outputs = _reporting((_extract_job(a) for a in args), jobs, sources, total, progress)
+    parallel = workers > 1 and len(jobs) > 1 and (total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES)
+    with _pool(workers if parallel else 0) as pool:  # workers start now, and import while the plan is built
+        pattern = combined_prefilter(rule_pattern)
+        rule_pattern = pattern_groups(rule_pattern)
+        index(mask_targets(rule_pattern))  # every pattern branch's literals, found once here
+        known = known_literals()
+        args = [([(sources[i].path, sources[i].fs_path) for i in job], pattern, rule_pattern,
+                 known if k < 4 * workers else None) for k, job in enumerate(jobs)]
+        outputs = _reporting(pool.map(_extract_job, args) if pool else map(_extract_job, args), jobs, sources,
+                             total, progress)
     for job, output in zip(jobs, outputs, strict=True):
         for i, result in zip(job, output, strict=True):
             results[i] = result

@@ -126,8 +126,27 @@ def closes_at_end(pattern: str) -> bool:
                 False)
 
 
+_KNOWN: dict[str, tuple[frozenset[str] | None, bool]] = {}  # literals_of, per pattern, once per process
+
+
+def known_literals() -> dict[str, tuple[frozenset[str] | None, bool]]:
+    """Every pattern's literals found so far, to hand to worker processes (parsing patterns is slow)."""
+    return dict(_KNOWN)
+
+
+def learn_literals(known: dict[str, tuple[frozenset[str] | None, bool]]) -> None:
+    _KNOWN.update(known)
+
+
 def literals_of(pattern: str) -> tuple[frozenset[str] | None, bool]:
     """(required literals, case-insensitive?) of one pattern; None when it has no usable literal."""
+    found = _KNOWN.get(pattern)
+    if found is None:
+        found = _KNOWN[pattern] = _literals_of(pattern)
+    return found
+
+
+def _literals_of(pattern: str) -> tuple[frozenset[str] | None, bool]:
     try:
         parsed = sre_parse.parse(pattern)
     except (re.error, OverflowError, RecursionError, ValueError):

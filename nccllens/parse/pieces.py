@@ -1,9 +1,10 @@
 """The coarse pass: split into lines only the pieces of text where a prefilter key occurs.
 
 Buffers (a 16 MiB block of a large file, or many small files) are cut into newline-aligned pieces
-of about 256 KiB. polars runs the key regexes (``nccllens.prefilter_keys``) and counts newlines over
-whole pieces, and reads as lines only the pieces holding a key, plus the piece after each so that a
-record's continuation lines are there. Line numbers come from the per-piece newline counts.
+of about 32 KiB. polars runs the key regexes (``nccllens.prefilter_keys``) and counts newlines over
+whole pieces, and reads as lines only the pieces holding a key, plus the ``FOLLOW`` pieces after each
+so that a record's continuation lines (a traceback, a stack, a table: 64 KiB at least) are there.
+Line numbers come from the per-piece newline counts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import polars as pl
 
 from nccllens.parse.lines import ReadStats
 
-PIECE = 256 << 10
+PIECE = 32 << 10
+FOLLOW = 2  # pieces read after one holding a key
 
 
 @dataclass
@@ -41,6 +43,19 @@ def _cut(buffer: bytes, owner: int, pieces: list[bytes], owners: list[int]) -> N
         pieces.append(buffer[pos:end])
         owners.append(owner)
         pos = end
+
+
+def _chosen(hits: list[bool], owners: list[int]) -> list[int]:
+    """The pieces holding a key and the ``FOLLOW`` pieces after each (within the same buffer)."""
+    out, until = [], -1
+    for i, hit in enumerate(hits):
+        if hit:
+            until = i + FOLLOW
+        elif i > until or owners[i] != owners[i - 1]:
+            until = -1
+            continue
+        out.append(i)
+    return out
 
 
 def _needs_cleaning(buffer: bytes) -> bool:
@@ -81,7 +96,7 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
         line += c
         per_buffer[owners[i]] += c
     stats.lines += line - first_line
-    chosen = [i for i, h in enumerate(hits) if h or (i > 0 and hits[i - 1] and owners[i - 1] == owners[i])]
+    chosen = _chosen(hits, owners)
     if chosen:
         joined = b"".join(pieces[i] if pieces[i].endswith(b"\n") else pieces[i] + b"\n" for i in chosen)
         df = pl.read_lines(io.BytesIO(joined), name="raw")

@@ -112,14 +112,18 @@ def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: 
     return lines
 
 
+def mask_targets(rule_pattern: Patterns) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(name, patterns) of each family's PREFILTER and of the rules (``_rules``), for ``parse.masks``."""
+    return tuple((fam.name, (fam.prefilter,)) for fam in load_families()) + (("_rules", tuple(rule_pattern)),)
+
+
 def line_masks(lines: list[Line], rule_pattern: Patterns) -> dict[str, list[bool]]:
     """Which family prefilter (and whether a rule pattern) matches each surviving line's message.
 
     Only the pattern branches whose literals a message holds are tried (``parse.masks``); a pattern
     only polars can compile sends the lot to polars."""
     messages = [ln.message for ln in lines]
-    targets = tuple((fam.name, (fam.prefilter,)) for fam in load_families()) + (("_rules", tuple(rule_pattern)),)
-    found = masks(messages, targets)
+    found = masks(messages, mask_targets(rule_pattern))
     if found is not None:
         return found
     out: dict[str, list[bool]] = {}
