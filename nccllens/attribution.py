@@ -36,10 +36,19 @@ def _fill_from(events: pl.DataFrame, mapping: pl.DataFrame, keys: list[str], tar
         f"{target}_map")
 
 
+_USED = ("file", "host", "pid", "rank", "local_rank", "family", "kind", "pci", "nranks", "key")
+
+
 def attribute(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with ``rank`` and ``host`` filled in. The joins run on the few columns they read (every
+    mapping has one row per key, so rows keep their order), which keeps memory small on big jobs."""
     if not events.height:
         return events
-    cols = events.columns
+    filled = _attributed(events.select(_USED))
+    return events.with_columns(filled["rank"], filled["host"])
+
+
+def _attributed(events: pl.DataFrame) -> pl.DataFrame:
     # 1. NCCL init: (host, pid) -> rank in the largest communicator that process joined
     init = (
         events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete", "torchrun.root_cause",
@@ -92,4 +101,4 @@ def attribute(events: pl.DataFrame) -> pl.DataFrame:
     if hosts.height:
         events = events.join(hosts, on="file", how="left", maintain_order="left").with_columns(
             pl.coalesce("host", "fhost").alias("host")).drop("fhost")
-    return events.select(cols)
+    return events

@@ -6,11 +6,13 @@ import os
 
 import polars as pl
 
+from nccllens import events as ev
 from nccllens.ingest.sources import Source
 from nccllens.report.model import InputFile
 
 PARALLEL_MIN_BYTES = 64 << 20  # below this (and PARALLEL_MIN_FILES), starting workers costs more than it saves
 PARALLEL_MIN_FILES = 2000
+MERGE_EVERY = 64  # job tables merged into one every so often
 
 
 def worker_init() -> None:
@@ -38,8 +40,9 @@ def warm_up() -> None:
     load_families()
 
 
-def _extract_job(args: tuple) -> list[tuple[pl.DataFrame, InputFile]]:
-    """Worker entry point: a batch of files on disk (picklable arguments only)."""
+def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile]]:
+    """Worker entry point: a batch of files on disk (picklable arguments only) → one event table for the
+    batch, and what was read of each file."""
     from pathlib import Path
 
     from nccllens.ingest.sources import _file_sources
@@ -52,8 +55,10 @@ def _extract_job(args: tuple) -> list[tuple[pl.DataFrame, InputFile]]:
         learn_literals(known)
     sources = [next(_file_sources(Path(fs), display)) for display, fs in files]
     if len(sources) == 1:
-        return [extract_source(sources[0], pattern, rule_pattern)]
-    return extract_small(sources, pattern, rule_pattern, _year_for)
+        results = [extract_source(sources[0], pattern, rule_pattern)]
+    else:
+        results = extract_small(sources, pattern, rule_pattern, _year_for)
+    return ev.sort(ev.concat(frame for frame, _ in results)), [info for _, info in results]
 
 
 def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
@@ -77,15 +82,25 @@ def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
     return jobs
 
 
-def _reporting(outputs, jobs, sources, total: int, progress) -> list:
-    """Collect job outputs in order, telling ``progress(done_bytes, total_bytes)`` as they finish."""
-    done, collected = 0, []
-    for job, output in zip(jobs, outputs, strict=True):
-        collected.append(output)
+def _reporting(outputs, jobs, sources, total: int, progress) -> tuple[list[pl.DataFrame], dict, bool]:
+    """Collect job outputs in order, telling ``progress(done_bytes, total_bytes)`` as they finish.
+    Event tables are merged as they come (thousands of small frames cost more memory than their rows).
+    Each job's table is sorted (``events.sort``); the flag says whether the jobs' files also came in
+    order, in which case their rows together are sorted too."""
+    done, frames, infos, ordered, last = 0, [], {}, True, None
+    for job, (frame, job_infos) in zip(jobs, outputs, strict=True):
+        infos.update(zip(job, job_infos, strict=True))
+        if frame.height:
+            first, final = frame["file"][0], frame["file"][-1]
+            ordered = ordered and first is not None and final is not None and (last is None or last < first)
+            last = final
+            frames.append(frame)
+        if len(frames) >= MERGE_EVERY:  # chunks only: no copy of the rows
+            frames = [ev.concat(frames)]
         done += sum(sources[i].size or 0 for i in job)
         if progress is not None:
             progress(done, total)
-    return collected
+    return frames, infos, ordered
 
 
 def _workers() -> int:

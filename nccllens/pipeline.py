@@ -226,12 +226,12 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
     from nccllens.attribution import attribute
 
     sources = list(iter_sources(paths))
-    results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     on_disk = [i for i, s in enumerate(sources) if s.fs_path is not None and not s.skipped]
     total = sum(sources[i].size or 0 for i in on_disk)
     jobs = _jobs(sources, on_disk)
     workers = _workers() if workers is None else workers
-    parallel = workers > 1 and len(jobs) > 1 and (total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES)
+    big = total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES
+    parallel = workers > 1 and len(jobs) > 1 and big
     with _pool(workers if parallel else 0) as pool:  # workers start now, and import while the plan is built
         pattern = combined_prefilter(rule_pattern)
         rule_pattern = pattern_groups(rule_pattern)
@@ -239,20 +239,21 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
         known = known_literals()
         args = [([(sources[i].path, sources[i].fs_path) for i in job], pattern, rule_pattern,
                  known if k < 4 * workers else None) for k, job in enumerate(jobs)]
-        outputs = _reporting(pool.map(_extract_job, args) if pool else map(_extract_job, args), jobs, sources,
-                             total, progress)
-    for job, output in zip(jobs, outputs, strict=True):
-        for i, result in zip(job, output, strict=True):
-            results[i] = result
+        frames, done, ordered = _reporting(pool.map(_extract_job, args) if pool else map(_extract_job, args), jobs,
+                                  sources, total, progress)
+    infos: list[InputFile] = []
     for i, source in enumerate(sources):
-        if results[i] is None:
+        if i not in done:
             # --host/--rank describe standard input, which has no path to learn them from
             stdin = source.path == "<stdin>"
-            results[i] = extract_source(source, pattern, rule_pattern, host if stdin else None,
-                                        rank if stdin else None)
-    frames = [r[0] for r in results]
-    infos = [r[1] for r in results]
-    return ev.sort(attribute(ev.concat(frames))), infos
+            frame, info = extract_source(source, pattern, rule_pattern, host if stdin else None,
+                                         rank if stdin else None)
+            frames.append(frame)
+            ordered = ordered and not frame.height
+            done[i] = info
+        infos.append(done[i])
+    events = attribute(ev.concat(frames).rechunk())
+    return (events if ordered else ev.sort(events)), infos
 
 
 def events_from_text(text: str, name: str = "<example>",

@@ -64,6 +64,21 @@ def test_same_input_any_file_order_gives_the_same_table(tmp_path):
     assert one.equals(two)
 
 
+def test_one_job_per_file_still_gives_the_canonical_order(tmp_path, monkeypatch):
+    """Jobs come back sorted and are only re-sorted when their files are out of order: paths where the
+    folder walk and the sort disagree ('a-b' sorts before 'a/'), given in reverse, still end sorted."""
+    import nccllens.pipeline as pipeline
+    from nccllens.events import sort
+
+    for sub, rank in (("a", 1), ("a-b", 2), ("c", 3)):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "rank.log").write_text(TRACEBACK.replace("rank1", f"rank{rank}"))
+    monkeypatch.setattr(pipeline, "_jobs", lambda sources, indices: [[i] for i in indices])
+    events, _ = extract([str(tmp_path / "c"), str(tmp_path / "a"), str(tmp_path / "a-b")], workers=1)
+    assert events.equals(sort(events))
+    assert events["file"].unique(maintain_order=True).to_list() == sorted(set(events["file"].to_list()))
+
+
 def test_real_samples_are_read_without_loss():
     if not SAMPLES.exists():
         return
