@@ -72,7 +72,6 @@ def _as_plan(pattern) -> Plan:
     return Plan((), (), (pattern,) if isinstance(pattern, str) else tuple(pattern))
 
 
-
 def file_end_event(path: str, line_no: int, raw: str, hints: PathHints) -> dict:
     """Where a log file stops: lets the analyses see a node whose log ends without any error."""
     return {"file": path, "line": line_no, "raw": raw[:2000], "kind": "other.file_end", "family": "other",
@@ -203,7 +202,6 @@ def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: P
     return rows
 
 
-
 @contextlib.contextmanager
 def _pool(workers: int):
     """A pool of ``workers`` spawned processes, already importing the extraction modules (None: 0 workers)."""
@@ -236,11 +234,11 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
         pattern = combined_prefilter(rule_pattern)
         rule_pattern = pattern_groups(rule_pattern)
         index(mask_targets(rule_pattern))  # every pattern branch's literals, found once here
-        known = known_literals()
+        known = known_literals() if pool else None  # for the workers; the first jobs reach each of them
         args = [([(sources[i].path, sources[i].fs_path) for i in job], pattern, rule_pattern,
                  known if k < 4 * workers else None) for k, job in enumerate(jobs)]
-        frames, done, ordered = _reporting(pool.map(_extract_job, args) if pool else map(_extract_job, args), jobs,
-                                  sources, total, progress)
+        outputs = pool.map(_extract_job, args) if pool else map(_extract_job, args)
+        frames, done, ordered = _reporting(outputs, jobs, sources, total, progress)
     infos: list[InputFile] = []
     for i, source in enumerate(sources):
         if i not in done:
@@ -252,7 +250,7 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
             ordered = ordered and not frame.height
             done[i] = info
         infos.append(done[i])
-    events = attribute(ev.concat(frames).rechunk())
+    events = attribute(ev.concat(frames).rechunk())  # one copy here, not one in every later analysis
     return (events if ordered else ev.sort(events)), infos
 
 

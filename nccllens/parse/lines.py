@@ -83,4 +83,3 @@ def frame(block: bytes, first_line: int, stats: ReadStats) -> pl.DataFrame:
         df = df.with_columns(raw.str.strip_chars_end("\r").str.split("\r")).explode("raw")
         df = df.filter(raw.str.len_bytes() > 0)
     return df
-
