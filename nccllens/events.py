@@ -61,30 +61,42 @@ _INT_LIMITS = {
 }
 
 
+def _coercion(dtype: pl.DataType) -> str | tuple[int, int] | None:
+    """How ``_clean`` coerces a value of this column: int limits, "float", "str" or None (as is)."""
+    if dtype in _INT_LIMITS:
+        return _INT_LIMITS[dtype]
+    if dtype == pl.Float64():
+        return "float"
+    if dtype == pl.String():
+        return "str"
+    return None
+
+
+# (column, coercion) once, in plain Python values: comparing polars dtypes per value was most of
+# ``_clean``'s time
+_COERCIONS = tuple((name, _coercion(dtype)) for name, dtype in SCHEMA.items())
+
+
 def _clean(row: dict) -> dict:
     """Coerce one event dict to the schema: drop unknown keys, clamp ints, stringify odd values."""
     out = {}
-    for name, dtype in SCHEMA.items():
+    for name, how in _COERCIONS:
         value = row.get(name)
-        if value is None:
-            out[name] = None
-            continue
-        limits = _INT_LIMITS.get(dtype)
-        if limits is not None:
+        if value is None or how is None:
+            out[name] = value
+        elif how == "str":
+            out[name] = value if isinstance(value, str) else str(value)
+        elif how == "float":
+            try:
+                out[name] = float(value)
+            except (TypeError, ValueError):
+                out[name] = None
+        else:
             try:
                 value = int(value)
             except (TypeError, ValueError):
                 value = None
-            if value is not None and not (limits[0] <= value <= limits[1]):
-                value = None
-        elif dtype == pl.Float64():
-            try:
-                value = float(value)
-            except (TypeError, ValueError):
-                value = None
-        elif dtype == pl.String() and not isinstance(value, str):
-            value = str(value)
-        out[name] = value
+            out[name] = value if value is not None and how[0] <= value <= how[1] else None
     return out
 
 

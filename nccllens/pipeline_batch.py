@@ -40,6 +40,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                   year_for) -> list[tuple[pl.DataFrame, InputFile]]:
     """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
     from nccllens.pipeline import (
+        FrameLines,
         _follower,
         extract_source,
         file_end_event,
@@ -84,6 +85,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         kept = survivors(big, pattern, matches)
         owner = (start_s.search_sorted(kept["line"], side="right") - 1).alias("owner")
         by_owner = kept.with_columns(owner).partition_by("owner", as_dict=True, include_key=False)
+        shared = FrameLines(big)
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
@@ -102,7 +104,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 offset += len(lines)
                 ctx = FileContext(path=sources[i].path, host=hints.host, rank=hints.rank,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
-                ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
+                ctx._following = _follower(shared, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
             r0, r1 = row_starts[k], row_starts[k + 1]
             if cand is not None and cand.lasts[k] is not None:
