@@ -124,10 +124,10 @@ def _rendezvous_ranks(events: pl.DataFrame) -> dict[int, str]:
 
 def rank_hosts(events: pl.DataFrame) -> dict[int, str]:
     out = _rendezvous_ranks(events)
-    both = events.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null())
-    if both.height:
-        mode = both.group_by("rank").agg(pl.col("host").mode().sort().first())
-        out.update(dict(mode.iter_rows()))
+    # lazily, so that only the two columns are read (a filter on the frame copies all of its columns)
+    mode = (events.lazy().filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null())
+            .group_by("rank").agg(pl.col("host").mode().sort().first()).collect())
+    out.update(dict(mode.iter_rows()))
     return dict(sorted(out.items()))
 
 
@@ -160,7 +160,9 @@ def default_pg(pg: pl.Expr) -> pl.Expr:
 
 
 def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
-    ranked = events.filter(pl.col("rank").is_not_null()).sort(["ts", "file", "line"], nulls_last=True)
+    """One row per rank. "First" and "last" follow time (then file and line): each row's place in that
+    order is one integer column, so that the rows themselves need not be sorted (a sort copies them)."""
+    order = pl.col("_order")
     err = pl.col("level").is_in(ERROR_LEVELS) & ~pl.col("family").is_in(["torchrun", "slurm"])
     collective = (pl.col("kind").is_in(["torch.watchdog_timeout", "torch.pg_status", "flight.entry"])
                   & default_pg(pl.col("pg")))
@@ -168,20 +170,29 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
     exits = pl.col("kind").is_in(EXIT_KINDS)
     worker_pid = pl.col("kind").str.starts_with("nccl.") | exits
     seqs = pl.coalesce(pl.col("last_enqueued"), pl.col("seq"))
+
+    def first(name: str, where: pl.Expr, last: bool = False) -> pl.Expr:
+        keep = where & pl.col(name).is_not_null()
+        ordered = pl.col(name).filter(keep).sort_by(order.filter(keep))
+        return (ordered.last() if last else ordered.first()).alias(name)
+
+    ranked = events.lazy().filter(pl.col("rank").is_not_null()).with_columns(
+        pl.int_range(pl.len(), dtype=pl.UInt32)
+        .sort_by(["ts", "file", "line"], nulls_last=True, maintain_order=True).arg_sort().alias("_order"))
     return ranked.group_by("rank").agg(
         pl.col("host").drop_nulls().mode().sort().first().alias("host"),
         pl.col("local_rank").drop_nulls().mode().sort().first().alias("local_rank"),
-        pl.col("pid").filter(worker_pid).drop_nulls().first().alias("pid"),
+        first("pid", worker_pid),
         seqs.filter(collective).max().alias("last_seq"),
-        pl.col("op").filter(collective & pl.col("op").is_not_null()).last().alias("last_op"),
+        first("op", collective, last=True).alias("last_op"),
         pl.col("last_completed").filter(status).max().alias("last_completed"),
-        pl.col("exit_code").filter(exits).drop_nulls().first().alias("exit_code"),
-        pl.col("signal").filter(exits).drop_nulls().first().alias("signal"),
+        first("exit_code", exits),
+        first("signal", exits),
         pl.col("kind").is_in(TIMEOUT_KINDS).any().alias("timed_out"),
         pl.col("kind").is_in(OWN_ERROR_KINDS).any().alias("own_error"),
-        pl.col("message").filter(err).first().alias("first_error"),
-        pl.col("ts").filter(err).first().alias("first_error_ts"),
-    )
+        pl.col("message").filter(err).sort_by(order.filter(err)).first().alias("first_error"),
+        pl.col("ts").filter(err).sort_by(order.filter(err)).first().alias("first_error_ts"),
+    ).collect()  # lazily: only the columns the aggregation reads are filtered
 
 
 def _state(row: dict, job_failed: bool) -> str:
@@ -205,7 +216,7 @@ def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
     if not events.height and not job.world_size:
         return []
     summary = {row["rank"]: row for row in _per_rank(events).iter_rows(named=True)} if events.height else {}
-    job_failed = events.filter(pl.col("level").is_in(ERROR_LEVELS)).height > 0 if events.height else False
+    job_failed = bool(events.select(pl.col("level").is_in(ERROR_LEVELS).any()).item()) if events.height else False
     ranks = set(summary) | set(range(job.world_size or 0))
     out = []
     for rank in sorted(ranks):

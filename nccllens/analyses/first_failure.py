@@ -16,13 +16,17 @@ CLOSE_SECONDS = 2.0  # two first events closer than this on different hosts: ord
 
 
 def first_failure(events: pl.DataFrame, lang: str) -> list[Finding]:
-    fatal = (events.filter(pl.col("level").is_in(["error", "critical"]) & pl.col("ts").is_not_null()
-                           & ~pl.col("kind").is_in(CONSEQUENCE_KINDS))
-             .sort(["ts", "file", "line"]))
-    if not fatal.height:
+    # the order of the fatal events on four columns only (sorting them whole copied every column)
+    order = (events.lazy().with_row_index("_row")
+             .filter(pl.col("level").is_in(["error", "critical"]) & pl.col("ts").is_not_null()
+                     & ~pl.col("kind").is_in(CONSEQUENCE_KINDS))
+             .sort(["ts", "file", "line", "_row"]).select("_row", "host").collect())
+    if not order.height:
         return []
-    first = fatal.row(0, named=True)
-    runner_up = fatal.filter(pl.col("host") != first["host"]).head(1) if first["host"] else fatal.head(0)
+    first = events.row(order["_row"][0], named=True)
+    fatal_head = events[order["_row"][:1]]
+    later = order.filter(pl.col("host") != first["host"]).head(1) if first["host"] else order.head(0)
+    runner_up = events[later["_row"]]
     notes = clock_notes(events, lang)
     certain = "yes"
     if runner_up.height:
@@ -33,7 +37,7 @@ def first_failure(events: pl.DataFrame, lang: str) -> list[Finding]:
                              f"the next error, on {runner_up['host'][0]}, is only {gap:.1f} s later"))
     ranks = [first["rank"]] if first["rank"] is not None else []
     hosts = [first["host"]] if first["host"] else []
-    evidence = pl.concat([fatal.head(1), runner_up]) if runner_up.height else fatal.head(1)
+    evidence = pl.concat([fatal_head, runner_up]) if runner_up.height else fatal_head
     by_kind = spec("AN-FIRST-FAILURE").get("by_kind", {})
     category = by_kind.get(first["kind"]) or by_kind.get((first["family"] or "").split(".")[0])
     return [make_finding("AN-FIRST-FAILURE", lang, evidence, ranks=ranks, hosts=hosts, first_seen=first["ts"],
