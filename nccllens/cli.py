@@ -8,7 +8,11 @@ from pathlib import Path
 
 import typer
 
-from nccllens import commands
+from nccllens import allocator
+
+allocator.for_main_process()  # before anything imports polars
+
+from nccllens import commands  # noqa: E402
 
 app = typer.Typer(
     name="nccllens",

@@ -212,6 +212,10 @@ def _pool(workers: int):
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
+    from nccllens import allocator
+
+    allocator.for_workers()
+
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=worker_init) as pool:
         for _ in range(workers):
             pool.submit(warm_up)
