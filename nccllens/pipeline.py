@@ -36,7 +36,6 @@ from nccllens.parse.lines import ReadStats, blocks, frame
 from nccllens.parse.masks import index
 from nccllens.parse.pieces import candidate_lines
 from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch reader and tests
-    FrameLines,
     _fill_defaults,
     _follower,
     _lines_of,

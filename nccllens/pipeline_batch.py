@@ -40,7 +40,6 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                   year_for) -> list[tuple[pl.DataFrame, InputFile]]:
     """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
     from nccllens.pipeline import (
-        FrameLines,
         _follower,
         extract_source,
         file_end_event,
@@ -64,12 +63,15 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         hints = hints_for(src.path)
         info = InputFile(path=src.path, kind="log", host=hints.host, rank=hints.rank)
         batch.append((i, data, info))
+    data = None
     if batch:
         # plain UTF-8 files (the usual case) go straight to the coarse pass; otherwise clean them first
         cand = None if pattern.unfiltered else candidate_lines_many([d for _, d, _ in batch], 1, pattern.keys,
                                                                     ReadStats())
         if cand is None:
             batch = [(i, _clean(data, info), info) for i, data, info in batch]
+        else:  # the candidates hold all that is needed of the files: let their text go
+            batch = [(i, b"", info) for i, _, info in batch]
         starts, line = [], 1
         for k, (_, data, info) in enumerate(batch):
             starts.append(line)
@@ -85,7 +87,6 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         kept = survivors(big, pattern, matches)
         owner = (start_s.search_sorted(kept["line"], side="right") - 1).alias("owner")
         by_owner = kept.with_columns(owner).partition_by("owner", as_dict=True, include_key=False)
-        shared = FrameLines(big)
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
@@ -104,7 +105,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 offset += len(lines)
                 ctx = FileContext(path=sources[i].path, host=hints.host, rank=hints.rank,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
-                ctx._following = _follower(shared, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
+                ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
             r0, r1 = row_starts[k], row_starts[k + 1]
             if cand is not None and cand.lasts[k] is not None:

@@ -35,13 +35,13 @@ class Candidates:
         return next((x for x in reversed(self.lasts) if x is not None), None)
 
 
-def _cut(buffer: bytes, owner: int, pieces: list[bytes], owners: list[int]) -> None:
+def _cut(buffer: bytes, owner: int, spans: list[tuple[int, int, int]]) -> None:
+    """(owner, start, end) of each newline-aligned piece of ``buffer``."""
     pos, n = 0, len(buffer)
     while pos < n:
         end = buffer.find(b"\n", min(pos + PIECE, n - 1))
         end = n if end < 0 else end + 1
-        pieces.append(buffer[pos:end])
-        owners.append(owner)
+        spans.append((owner, pos, end))
         pos = end
 
 
@@ -58,6 +58,12 @@ def _chosen(hits: list[bool], owners: list[int]) -> list[int]:
     return out
 
 
+def _piece(buffers: list[bytes], span: tuple[int, int, int]) -> bytes:
+    k, a, b = span
+    piece = buffers[k][a:b]
+    return piece if piece.endswith(b"\n") else piece + b"\n"
+
+
 def _needs_cleaning(buffer: bytes) -> bool:
     return b"\x00" in buffer or b"\r" in buffer or b"\x1b" in buffer
 
@@ -68,15 +74,16 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
     UTF-8) or there are no keys: the caller then reads the buffers whole."""
     if not keys or any(_needs_cleaning(b) for b in buffers):
         return None
-    pieces: list[bytes] = []
-    owners: list[int] = []
+    spans: list[tuple[int, int, int]] = []
     for k, buffer in enumerate(buffers):
-        _cut(buffer, k, pieces, owners)
-    if not pieces:
+        _cut(buffer, k, spans)
+    if not spans:
         return Candidates(pl.DataFrame(schema={"line": pl.UInt32, "raw": pl.String}), [0] * len(buffers),
                           [None] * len(buffers))
+    owners = [k for k, _, _ in spans]
+    # the pieces are copied once, into polars; the few chosen are cut again from the buffers below
     try:
-        text = pl.Series("p", pieces, dtype=pl.Binary).cast(pl.String)
+        text = pl.Series("p", [buffers[k][a:b] for k, a, b in spans], dtype=pl.Binary).cast(pl.String)
     except pl.exceptions.PolarsError:
         return None
     p = pl.col("p")
@@ -86,8 +93,8 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
     )
     del text
     counts, hits = marks["nl"].to_list(), marks["hit"].to_list()
-    for i, piece in enumerate(pieces):
-        if not piece.endswith(b"\n"):  # a buffer's last line without its newline is a line too
+    for i, (k, _, b) in enumerate(spans):
+        if buffers[k][b - 1:b] != b"\n":  # a buffer's last line without its newline is a line too
             counts[i] += 1
     starts, line = [], first_line
     per_buffer = [0] * len(buffers)
@@ -98,8 +105,9 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
     stats.lines += line - first_line
     chosen = _chosen(hits, owners)
     if chosen:
-        joined = b"".join(pieces[i] if pieces[i].endswith(b"\n") else pieces[i] + b"\n" for i in chosen)
+        joined = b"".join(_piece(buffers, spans[i]) for i in chosen)
         df = pl.read_lines(io.BytesIO(joined), name="raw")
+        del joined
         numbers = pl.concat([pl.int_range(starts[i], starts[i] + counts[i], dtype=pl.UInt32, eager=True)
                              for i in chosen])
         df = df.with_columns(numbers.alias("line")).select("line", "raw")

@@ -29,51 +29,37 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
     return [_make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
 
 
-class FrameLines:
-    """The ``line`` and ``raw`` columns of a frame of lines as Python lists, made on first use and
-    shared by every file's follower (slicing the frame for each window cost more than the parsing)."""
-
-    def __init__(self, df: pl.DataFrame):
-        self._df = df
-        self._cols: tuple[list[int], list[str]] | None = None
-
-    @property
-    def height(self) -> int:
-        return self._df.height
-
-    def columns(self) -> tuple[list[int], list[str]]:
-        if self._cols is None:
-            self._cols = (self._df["line"].to_list(), self._df["raw"].to_list())
-        return self._cols
-
-
-def _follower(df: pl.DataFrame | FrameLines, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
-    """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``;
-    row ``i`` is the frame's ``i``-th line): each row's prefixes are stripped once. ``df`` may hold only
-    some pieces of the file (``candidate_lines``): a window stops where line numbers jump."""
-    frame = df if isinstance(df, FrameLines) else FrameLines(df)
+def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
+    """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
+    windows are read in slices, each row's prefixes stripped once. ``df`` may hold only some pieces of
+    the file (``candidate_lines``): a window stops where line numbers jump."""
     seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
-    end = frame.height if end is None else end
+    end = df.height if end is None else end
 
-    def candidates(row: int, line_no: int, raw: str) -> list[Line]:
-        cands = seen.get(row)
-        if cands is None:
-            cands = seen[row] = _lines_of(path, line_no - shift, row, raw, hints)
-        return cands
+    def rows_from(start: int, count: int):
+        window = df.slice(start, max(0, min(count, end - start)))
+        # as lists: iterating polars Series value by value cost more than the parsing
+        for row, line_no, raw in zip(window["row"].to_list(), window["line"].to_list(), window["raw"].to_list(),
+                                     strict=True):
+            cands = seen.get(row)
+            if cands is None:
+                cands = seen[row] = _lines_of(path, line_no - shift, row, raw, hints)
+            yield line_no, cands
 
     def following(line: Line, n: int) -> list[Line]:
         out: list[Line] = []
-        numbers, raws = frame.columns()
+        start, step = line.row + 1, min(n, 32) + 8
         prev = line.line + shift
-        stop = min(end, line.row + n * 4 + 17)
-        for row in range(line.row + 1, stop):
-            line_no = numbers[row]
-            if line_no > prev + 1:  # the next lines were not read (a piece without any key)
-                break
-            prev = line_no
-            out.extend(c for c in candidates(row, line_no, raws[row]) if c.stream == line.stream)
-            if len(out) >= n:
-                break
+        while len(out) < n and start < end and start <= line.row + n * 4 + 16:
+            for line_no, cands in rows_from(start, step):
+                if line_no > prev + 1:  # the next lines were not read (a piece without any key)
+                    return out[:n]
+                prev = line_no
+                out.extend(c for c in cands if c.stream == line.stream)
+                if len(out) >= n:
+                    break
+            start += step
+            step *= 2
         return out[:n]
 
     return following
