@@ -62,7 +62,7 @@ def _attributed(events: pl.DataFrame) -> pl.DataFrame:
     gpus = (
         events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"])
                       & pl.col("key").is_not_null() & pl.col("rank").is_not_null())
-        .with_columns(_bus_to_pci(pl.col("key")).alias("pci_map"))
+        .with_columns(_bus_to_pci(pl.col("key")).cast(pl.Categorical).alias("pci_map"))
         .filter(pl.col("pci_map").is_not_null())
         .sort(["nranks", "rank"], descending=[True, False], nulls_last=True)
         .group_by(["host", "pci_map"], maintain_order=True).agg(pl.col("rank").first().alias("gpu_rank"))

@@ -15,7 +15,7 @@ def filter_events(events: pl.DataFrame, kinds: list[str], ranks: list[int]) -> p
         prefixes = [k.rstrip("*") for k in kinds if k.endswith("*")]
         cond = pl.col("kind").is_in(exact)
         for p in prefixes:
-            cond = cond | pl.col("kind").str.starts_with(p)
+            cond = cond | pl.col("kind").cast(pl.String).str.starts_with(p)
         events = events.filter(cond)
     if ranks:
         events = events.filter(pl.col("rank").is_in(ranks))

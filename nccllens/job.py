@@ -156,7 +156,7 @@ def build_job(events: pl.DataFrame) -> JobModel:
 
 
 def default_pg(pg: pl.Expr) -> pl.Expr:
-    return pg.is_null() | pg.is_in(["0", "default_pg"]) | pg.str.contains("default_pg")
+    return pg.is_null() | pg.is_in(["0", "default_pg"]) | pg.cast(pl.String).str.contains("default_pg")
 
 
 def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
@@ -168,7 +168,7 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
                   & default_pg(pl.col("pg")))
     status = pl.col("kind").is_in(["torch.pg_status", "flight.pg_status"]) & default_pg(pl.col("pg"))
     exits = pl.col("kind").is_in(EXIT_KINDS)
-    worker_pid = pl.col("kind").str.starts_with("nccl.") | exits
+    worker_pid = pl.col("kind").cast(pl.String).str.starts_with("nccl.") | exits
     seqs = pl.coalesce(pl.col("last_enqueued"), pl.col("seq"))
 
     def first(name: str, where: pl.Expr, last: bool = False) -> pl.Expr:

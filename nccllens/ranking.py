@@ -36,7 +36,7 @@ def _times(findings: list[Finding], events) -> dict[int, datetime | None]:
         best = None
         if timed is not None and f.evidence:
             probe = pl.DataFrame({"file": [e.file for e in f.evidence], "line": [e.line for e in f.evidence]},
-                                 schema={"file": pl.String, "line": pl.UInt32}).sort(["file", "line"])
+                                 schema={"file": pl.String, "line": pl.UInt32}).cast({"file": timed["file"].dtype}).sort(["file", "line"])
             for strategy in ("backward", "forward"):
                 hit = probe.join_asof(timed, on="line", by="file", strategy=strategy, check_sortedness=False)
                 hit = hit["ts"].drop_nulls()

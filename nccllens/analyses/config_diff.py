@@ -26,7 +26,7 @@ def _differences(rows: pl.DataFrame, subject: str) -> list[tuple[str, dict, list
 def config_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
     hosted = events.filter(pl.col("host").is_not_null())
     versions = (hosted.filter(pl.col("version").is_not_null() & pl.col("kind").is_in(["nccl.version", "torch.nccl_error"]))
-                .with_columns(pl.col("version").str.split(" ").list.first().alias("what"),
+                .with_columns(pl.col("version").cast(pl.String).str.split(" ").list.first().alias("what"),
                               pl.col("version").alias("value")))
     env = hosted.filter((pl.col("kind") == "nccl.env") & pl.col("key").str.starts_with("NCCL_"))
     env_hosts = env["host"].unique().to_list()

@@ -8,11 +8,11 @@ from nccllens.analyses.common import make_finding
 from nccllens.report.model import Finding
 
 FAILED = pl.col("kind").is_in(["torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed"]) | (
-    pl.col("exc_type").fill_null("").str.ends_with("ChildFailedError"))
+    pl.col("exc_type").cast(pl.String).fill_null("").str.ends_with("ChildFailedError"))
 SUCCESS_TEXT = (r"(?i)\btraining (?:is )?(?:finished|completed?|done)\b|\b(?:finished|completed) successfully\b"
                 r"|\bjob (?:finished|completed|succeeded|done)\b|\bexit(?:ed)?(?: with)?(?: code| status)?:? 0\s*$")
 SUCCEEDED = ((pl.col("kind") == "torchrun.state") & (pl.col("value").fill_null("") == "SUCCEEDED")) | (
-    pl.col("kind").str.starts_with("slurm.") & (pl.col("exit_code") == 0)) | (
+    pl.col("kind").cast(pl.String).str.starts_with("slurm.") & (pl.col("exit_code") == 0)) | (
     pl.col("message").fill_null("").str.contains(SUCCESS_TEXT))
 
 

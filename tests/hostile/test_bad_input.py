@@ -27,7 +27,7 @@ def _run(tmp_path: Path, name: str, data: bytes):
     events, inputs = extract([str(tmp_path)])
     info = {Path(i.path).name: i for i in inputs}
     # the good file is always analysed, whatever its neighbour is
-    good = events.filter(pl.col("file").str.ends_with("good/rank1.log") & (pl.col("exc_type") == "KeyError"))
+    good = events.filter(pl.col("file").cast(pl.String).str.ends_with("good/rank1.log") & (pl.col("exc_type") == "KeyError"))
     assert good.height == 1
     return events, info
 
