@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from nccllens.events import earliest_first
 from nccllens.report.model import JobModel, RankStatus
 from nccllens.timeline import normalize
 
@@ -178,7 +179,7 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
 
     ranked = events.lazy().filter(pl.col("rank").is_not_null()).with_columns(
         pl.int_range(pl.len(), dtype=pl.UInt32)
-        .sort_by(["ts", "file", "line"], nulls_last=True, maintain_order=True).arg_sort().alias("_order"))
+        .sort_by(earliest_first(), nulls_last=True, maintain_order=True).arg_sort().alias("_order"))
     return ranked.group_by("rank").agg(
         pl.col("host").drop_nulls().mode().sort().first().alias("host"),
         pl.col("local_rank").drop_nulls().mode().sort().first().alias("local_rank"),

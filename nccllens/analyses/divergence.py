@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import hosts_of, majority, make_finding
+from nccllens.events import earliest_first
 from nccllens.report.model import Finding
 
 # The c10d function a rank was inside when it failed, from the last frames of its traceback
@@ -40,7 +41,7 @@ def traceback_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
               .with_columns(pl.col("frame").str.extract(C10D_FRAME, 1).alias("collective")))
     if not frames.height:
         return []
-    ops = dict(frames.sort(["ts", "file", "line"], nulls_last=True).group_by("rank").agg(
+    ops = dict(frames.sort(earliest_first(), nulls_last=True).group_by("rank").agg(
         pl.col("collective").first()).iter_rows())
     if len(ops) < 3 or len(set(ops.values())) < 2:
         return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import make_finding, spec
+from nccllens.events import earliest_first
 from nccllens.report.model import Finding
 from nccllens.timeline import clock_notes
 
@@ -20,7 +21,7 @@ def first_failure(events: pl.DataFrame, lang: str) -> list[Finding]:
     order = (events.lazy().with_row_index("_row")
              .filter(pl.col("level").is_in(["error", "critical"]) & pl.col("ts").is_not_null()
                      & ~pl.col("kind").is_in(CONSEQUENCE_KINDS))
-             .sort(["ts", "file", "line", "_row"]).select("_row", "host").collect())
+             .sort([*earliest_first(), pl.col("_row")]).select("_row", "host").collect())
     if not order.height:
         return []
     first = events.row(order["_row"][0], named=True)

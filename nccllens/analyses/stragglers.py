@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import make_finding
+from nccllens.events import earliest_first
 from nccllens.report.model import Finding
 
 START_FAMILIES = ("torchrun", "nccl", "torch", "python")
@@ -20,7 +21,7 @@ def late_hosts(events: pl.DataFrame, lang: str) -> list[Finding]:
                             & pl.col("host").is_not_null() & ~pl.col("level").is_in(["error", "critical"])
                             & ~pl.col("kind").is_in(["torchrun.root_cause", "torchrun.failure",
                                                      "torchrun.worker_failed", "torchrun.sigterm_sent"]))
-              .sort(["ts", "file", "line"]).group_by("host", maintain_order=True).first())
+              .sort(earliest_first()).group_by("host", maintain_order=True).first())
     if starts.height < 2:
         return []
     earliest = starts["ts"].min()

@@ -17,6 +17,7 @@ import polars as pl
 
 from nccllens.engine.patterns import combine
 from nccllens.engine.rule import Rule
+from nccllens.events import earliest_first
 
 _OPS = {
     "lt": lambda c, v: c < v,
@@ -25,7 +26,7 @@ _OPS = {
     "ge": lambda c, v: c >= v,
     "ne": lambda c, v: c != v,
 }
-EARLIEST_FIRST = (["ts", "file", "line"], {"nulls_last": True, "maintain_order": True})
+EARLIEST_FIRST = {"nulls_last": True, "maintain_order": True}  # with events.earliest_first()
 
 
 @dataclass
@@ -63,8 +64,7 @@ def rule_expr(rule: Rule) -> pl.Expr:
 
 
 def sort_earliest_first(events: pl.DataFrame) -> pl.DataFrame:
-    columns, options = EARLIEST_FIRST
-    return events.sort(columns, **options)
+    return events.sort(earliest_first(), **EARLIEST_FIRST)
 
 
 def _spread_ok(rule: Rule, events: pl.DataFrame) -> bool:
