@@ -16,10 +16,10 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,12 +48,19 @@ def _build(name: str, spec: tuple) -> Path:
 
 
 def _timed(cmd: list[str], stdout=subprocess.PIPE) -> tuple[float, int, subprocess.CompletedProcess]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, max over children so far
-    return wall, max(peak, before), proc
+    """Wall time, peak RSS in KiB (of the command and the processes it waited for: wait4's own figure
+    for this child, not a maximum over every child the benchmark ran so far) and the result."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out if stdout is subprocess.PIPE else stdout, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text = out.read().decode("utf-8", "replace") if stdout is subprocess.PIPE else None
+        done = subprocess.CompletedProcess(cmd, proc.returncode, text, err.read().decode("utf-8", "replace"))
+    return wall, usage.ru_maxrss, done
 
 
 def _patterns_file() -> Path:
