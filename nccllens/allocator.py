@@ -20,9 +20,10 @@ _set_here = False
 
 
 def for_main_process() -> None:
-    """Call before polars is imported; a setting the user made is left alone."""
+    """Call before polars is imported. A setting the user made is left alone; polars' own, inherited
+    from a parent process that imported polars (a script, the benchmark), is not a choice."""
     global _set_here
-    if VARIABLE not in os.environ and "polars" not in sys.modules:
+    if os.environ.get(VARIABLE, WORKERS) == WORKERS and "polars" not in sys.modules:
         os.environ[VARIABLE] = MAIN
         _set_here = True
 
