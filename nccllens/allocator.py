@@ -16,6 +16,7 @@ import sys
 VARIABLE = "_RJEM_MALLOC_CONF"
 MAIN = "dirty_decay_ms:20,muzzy_decay_ms:0"
 WORKERS = "dirty_decay_ms:500,muzzy_decay_ms:1000"  # polars' own setting
+ROLE = "NCCLLENS_PROCESS_ROLE"  # "worker" in worker processes: they re-run the command's module on start
 _set_here = False
 
 
@@ -23,6 +24,8 @@ def for_main_process() -> None:
     """Call before polars is imported. A setting the user made is left alone; polars' own, inherited
     from a parent process that imported polars (a script, the benchmark), is not a choice."""
     global _set_here
+    if os.environ.get(ROLE) == "worker":
+        return
     if os.environ.get(VARIABLE, WORKERS) == WORKERS and "polars" not in sys.modules:
         os.environ[VARIABLE] = MAIN
         _set_here = True
@@ -32,3 +35,4 @@ def for_workers() -> None:
     """Call before starting worker processes (they inherit the environment)."""
     if _set_here:
         os.environ[VARIABLE] = WORKERS
+        os.environ[ROLE] = "worker"

@@ -12,10 +12,11 @@ SHOW = ("import os; from nccllens import allocator; allocator.for_main_process()
         "print(os.environ.get(allocator.VARIABLE)); allocator.for_workers(); print(os.environ.get(allocator.VARIABLE))")
 
 
-def _run(env_value: str | None) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k != allocator.VARIABLE}
+def _run(env_value: str | None, **extra: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k not in (allocator.VARIABLE, allocator.ROLE)}
     if env_value is not None:
         env[allocator.VARIABLE] = env_value
+    env.update(extra)
     out = subprocess.run([sys.executable, "-c", SHOW], env=env, capture_output=True, text=True, check=True)
     return out.stdout.split()
 
@@ -26,6 +27,12 @@ def test_main_process_setting_when_unset_or_polars_own(inherited):
     main, workers = _run(inherited)
     assert main == allocator.MAIN
     assert workers == allocator.WORKERS  # worker processes get polars' setting back
+
+
+def test_a_worker_keeps_polars_setting():
+    # a spawned worker imports the command's module again before polars: it must not take the main setting
+    env = {allocator.ROLE: "worker"}
+    assert _run(allocator.WORKERS, **env) == [allocator.WORKERS, allocator.WORKERS]
 
 
 def test_a_user_setting_is_left_alone():
