@@ -172,7 +172,8 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
     worker_pid = pl.col("kind").cast(pl.String).str.starts_with("nccl.") | exits
     seqs = pl.coalesce(pl.col("last_enqueued"), pl.col("seq"))
 
-    def first(name: str, where: pl.Expr, last: bool = False) -> pl.Expr:
+    def in_order(name: str, where: pl.Expr, last: bool = False) -> pl.Expr:
+        """The earliest (or latest) non-null ``name`` among the rank's rows where ``where`` holds."""
         keep = where & pl.col(name).is_not_null()
         ordered = pl.col(name).filter(keep).sort_by(order.filter(keep))
         return (ordered.last() if last else ordered.first()).alias(name)
@@ -183,12 +184,12 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
     return ranked.group_by("rank").agg(
         pl.col("host").drop_nulls().mode().sort().first().alias("host"),
         pl.col("local_rank").drop_nulls().mode().sort().first().alias("local_rank"),
-        first("pid", worker_pid),
+        in_order("pid", worker_pid),
         seqs.filter(collective).max().alias("last_seq"),
-        first("op", collective, last=True).alias("last_op"),
+        in_order("op", collective, last=True).alias("last_op"),
         pl.col("last_completed").filter(status).max().alias("last_completed"),
-        first("exit_code", exits),
-        first("signal", exits),
+        in_order("exit_code", exits),
+        in_order("signal", exits),
         pl.col("kind").is_in(TIMEOUT_KINDS).any().alias("timed_out"),
         pl.col("kind").is_in(OWN_ERROR_KINDS).any().alias("own_error"),
         pl.col("message").filter(err).sort_by(order.filter(err)).first().alias("first_error"),

@@ -63,7 +63,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         hints = hints_for(src.path)
         info = InputFile(path=src.path, kind="log", host=hints.host, rank=hints.rank)
         batch.append((i, data, info))
-    data = None
+    data = None  # the loop's last file: its text lives on in ``batch`` only, which lets it go below
     if batch:
         # plain UTF-8 files (the usual case) go straight to the coarse pass; otherwise clean them first
         cand = None if pattern.unfiltered else candidate_lines_many([d for _, d, _ in batch], 1, pattern.keys,
