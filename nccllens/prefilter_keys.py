@@ -35,6 +35,26 @@ def _usable(gram: str) -> bool:
     return _COMMON_RE.search(gram) is None
 
 
+FINGERPRINT = 3  # the SIMD searcher finds candidates by a key's first bytes, then checks the whole key
+_HOT_HEADS = frozenset(c[i:i + FINGERPRINT] for c in _COMMON for i in range(len(c) - FINGERPRINT + 1))
+
+
+def hot(gram: str) -> bool:
+    """Do the key's first bytes occur in a common fragment (``Count…`` in every ``opCount``, ``NCCL_`` in
+    every ``NCCL INFO``)? The searcher would then stop at nearly every line to check it in full: one such
+    key slowed its whole pass about threefold (measured on NCCL TRACE logs)."""
+    return gram[:FINGERPRINT] in _HOT_HEADS
+
+
+def _own_key(literal: str) -> str:
+    """The key of a literal with no usable cut: from its first position whose first bytes are not hot
+    (``NCCL_`` → ``CL_``), or the whole literal when every position is hot."""
+    for i in range(len(literal) - FINGERPRINT + 1):
+        if not hot(literal[i:]):
+            return literal[i:]
+    return literal
+
+
 def _grams(literal: str, lo: int, hi: int) -> set[str]:
     out = {literal[i:i + n] for n in range(lo, min(len(literal), hi) + 1) for i in range(len(literal) - n + 1)}
     # a key must start with a letter: one that starts with a space or punctuation (common in every log
@@ -43,9 +63,10 @@ def _grams(literal: str, lo: int, hi: int) -> set[str]:
 
 
 def _order(gram: str, count: int) -> tuple:
-    # most literals covered first; then keys that do not start with a space (a space-led key shares its
+    # keys whose first bytes are not hot first (a hot key costs its pass more than an extra key does);
+    # then most literals covered; then keys that do not start with a space (a space-led key shares its
     # first bytes with countless words and slows the SIMD searcher), then the longer
-    return (-count, gram.startswith(" "), -len(gram), gram)
+    return (hot(gram), -count, gram.startswith(" "), -len(gram), gram)
 
 
 def greedy_keys(literals: tuple[str, ...], lo: int = KEY_MIN) -> list[str]:
@@ -53,7 +74,7 @@ def greedy_keys(literals: tuple[str, ...], lo: int = KEY_MIN) -> list[str]:
     covering most literals first). A literal too short or too common to cut is its own key."""
     holders: dict[str, set[str]] = {}
     for lit in set(literals):
-        for g in _grams(lit, lo, KEY_MAX) or {lit}:
+        for g in _grams(lit, lo, KEY_MAX) or {_own_key(lit)}:
             holders.setdefault(g, set()).add(lit)
     heap = [(_order(g, len(lits)), g) for g, lits in holders.items()]
     heapq.heapify(heap)
@@ -61,7 +82,7 @@ def greedy_keys(literals: tuple[str, ...], lo: int = KEY_MIN) -> list[str]:
     while left and heap:
         order, g = heapq.heappop(heap)
         count = len(holders[g] & left)
-        if count != -order[0]:  # stale: some of its literals were covered since it was queued
+        if count != -order[1]:  # stale: some of its literals were covered since it was queued
             if count:
                 heapq.heappush(heap, (_order(g, count), g))
             continue

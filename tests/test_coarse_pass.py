@@ -13,7 +13,7 @@ from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.masks import masks
 from nccllens.parse.pieces import PIECE, candidate_lines
 from nccllens.pipeline import combined_prefilter
-from nccllens.prefilter_keys import _case_class, greedy_keys, key_groups
+from nccllens.prefilter_keys import _case_class, greedy_keys, hot, key_groups
 from nccllens.regex_groups import pattern_groups
 
 # Real lines (from fixtures/ and shared/reference) mixed with filler, for the equivalence properties.
@@ -67,6 +67,13 @@ def test_greedy_keys_cover_every_literal(literals):
 def test_case_class_matches_every_ascii_case_variant(key):
     regex = re.compile(_case_class(key)[0])
     assert regex.fullmatch(key) and regex.fullmatch(key.upper()) and regex.fullmatch(key.lower())
+
+
+def test_no_packaged_key_starts_like_a_common_log_word():
+    # ``Count not open`` as a key stops the searcher at every ``opCount`` of a TRACE log
+    assert not [k for k in greedy_keys(PLAN.literals) if hot(k)]
+    assert greedy_keys(("opCount not open x",)) == ["t not open x"]
+    assert greedy_keys(("NCCL_",)) == ["CL_"]  # too short to cut: its first position that is not hot
 
 
 def test_key_groups_are_few_enough_for_the_simd_searcher():
