@@ -10,6 +10,7 @@ slower. jemalloc reads its settings from the environment once, when polars is fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -31,8 +32,18 @@ def for_main_process() -> None:
         _set_here = True
 
 
-def for_workers() -> None:
-    """Call before starting worker processes (they inherit the environment)."""
-    if _set_here:
-        os.environ[VARIABLE] = WORKERS
-        os.environ[ROLE] = "worker"
+@contextlib.contextmanager
+def for_workers():
+    """Start worker processes within: they inherit this environment. A main process that has not
+    loaded polars yet (its workers were forked first thing) gets its own setting back after."""
+    if not _set_here:
+        yield
+        return
+    os.environ[VARIABLE] = WORKERS
+    os.environ[ROLE] = "worker"
+    try:
+        yield
+    finally:
+        if "polars" not in sys.modules:
+            os.environ[VARIABLE] = MAIN
+            del os.environ[ROLE]

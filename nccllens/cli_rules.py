@@ -14,7 +14,6 @@ from rich.table import Table
 from rich.text import Text
 
 from nccllens.engine.describe import Page, rule_page
-from nccllens.engine.loader import check_dirs, load_dirs
 from nccllens.engine.rule import Rule
 from nccllens.i18n import choose_language, t
 from nccllens.taxonomy import CATEGORIES
@@ -39,6 +38,8 @@ def _rules(extra: list[Path] | None) -> list[Rule]:
     except ConfigError as err:
         console(stderr=True).print(Text(f"nccllens: {err}"))
         dirs = list(extra or [])
+    from nccllens.engine.loader import load_dirs  # loading checks patterns with polars: import it only here
+
     result = load_dirs(dirs)
     err = console(stderr=True)
     for problem in result.problems:
@@ -145,6 +146,8 @@ def show(
 @app.command("check")
 def check(dirs: Annotated[list[Path], typer.Argument(help="Rule directories or files.")]) -> None:
     """Validate rule files; print ``path:line: message`` for each problem; exit 1 if any."""
+    from nccllens.engine.loader import check_dirs
+
     problems = check_dirs(dirs)
     out = console()
     for problem in problems:

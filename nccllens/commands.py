@@ -6,6 +6,7 @@ import contextlib
 import sys
 from pathlib import Path
 
+from nccllens import workers
 from nccllens.report import EXTENSIONS
 
 _RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}
@@ -81,14 +82,22 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
             select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
             exit_zero: bool) -> int:
     """Run the analysis and write the report; 0 clean, 1 findings at/above fail-on, 2 usage/input error."""
+    if not _check_paths(paths):
+        return 2
+    with workers.early(paths):  # before anything loads polars
+        return _analyze(paths, fmt=fmt, output=output, lang=lang, rules=rules, select=select, ignore=ignore,
+                        host=host, rank=rank, fail_on=fail_on, exit_zero=exit_zero)
+
+
+def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str | None, rules: list[str],
+             select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
+             exit_zero: bool) -> int:
     from nccllens.analysis import run_analysis
     from nccllens.config import ConfigError, resolve
     from nccllens.engine import RuleError
     from nccllens.i18n import choose_language
     from nccllens.report import render
 
-    if not _check_paths(paths):
-        return 2
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
     try:

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 import polars as pl
 
 from nccllens import events as ev
 from nccllens.ingest.sources import Source
 from nccllens.report.model import InputFile
+from nccllens.workers import PARALLEL_MIN_BYTES, PARALLEL_MIN_FILES, count  # noqa: F401 - re-exported
 
-PARALLEL_MIN_BYTES = 64 << 20  # below this (and PARALLEL_MIN_FILES), starting workers costs more than it saves
-PARALLEL_MIN_FILES = 2000
 MERGE_EVERY = 64  # job tables merged into one every so often
-
-
-def worker_init() -> None:
-    """Each worker reads hundreds of MB in short-lived buffers (file contents, pieces). glibc returns
-    every freed large buffer to the system and takes it back page by page at the next read (page
-    faults cost about a quarter of a worker's time); keep freed memory in the heap instead. The
-    worker's peak memory is unchanged: the same buffers are reused, not added."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to tune
-        return
-    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: buffers up to 32 MiB come from the heap
-    mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: do not give freed heap back to the system
 
 
 def warm_up() -> None:
@@ -108,10 +89,3 @@ def _reporting(outputs, jobs, sources, total: int, progress) -> tuple[list[pl.Da
         if progress is not None:
             progress(done, total)
     return blocks + frames, infos, ordered
-
-
-def _workers() -> int:
-    try:
-        return max(1, min(len(os.sched_getaffinity(0)), 8))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, min(os.cpu_count() or 1, 8))

@@ -17,6 +17,7 @@ from datetime import datetime
 import polars as pl
 
 from nccllens import events as ev
+from nccllens import workers as workers_mod
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, Source, iter_sources
@@ -26,9 +27,6 @@ from nccllens.parallel import (
     _extract_job,
     _jobs,
     _reporting,
-    _workers,
-    warm_up,
-    worker_init,
 )
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
@@ -204,20 +202,12 @@ def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: P
 
 @contextlib.contextmanager
 def _pool(workers: int):
-    """A pool of ``workers`` spawned processes, already importing the extraction modules (None: 0 workers)."""
+    """A pool of ``workers`` processes, already importing the extraction modules (None: 0 workers)."""
     if workers < 1:
+        workers_mod.stop_early()  # started for an input that turned out to need none
         yield None
         return
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
-    from nccllens import allocator
-
-    allocator.for_workers()
-
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=worker_init) as pool:
-        for _ in range(workers):
-            pool.submit(warm_up)
+    with workers_mod.pool(workers) as pool:
         yield pool
 
 
@@ -231,7 +221,7 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
     on_disk = [i for i, s in enumerate(sources) if s.fs_path is not None and not s.skipped]
     total = sum(sources[i].size or 0 for i in on_disk)
     jobs = _jobs(sources, on_disk)
-    workers = _workers() if workers is None else workers
+    workers = workers_mod.count() if workers is None else workers
     big = total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES
     parallel = workers > 1 and len(jobs) > 1 and big
     with _pool(workers if parallel else 0) as pool:  # workers start now, and import while the plan is built
