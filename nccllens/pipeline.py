@@ -17,6 +17,7 @@ from datetime import datetime
 import polars as pl
 
 from nccllens import events as ev
+from nccllens import plan_cache
 from nccllens import workers as workers_mod
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
@@ -225,9 +226,11 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
     big = total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES
     parallel = workers > 1 and len(jobs) > 1 and big
     with _pool(workers if parallel else 0) as pool:  # workers start now, and import while the plan is built
+        plan_cache.load()
         pattern = combined_prefilter(rule_pattern)
         rule_pattern = pattern_groups(rule_pattern)
         index(mask_targets(rule_pattern))  # every pattern branch's literals, found once here
+        plan_cache.save()
         known = known_literals() if pool else None  # for the workers; the first jobs reach each of them
         args = [([(sources[i].path, sources[i].fs_path) for i in job], pattern, rule_pattern,
                  known if k < 4 * workers else None) for k, job in enumerate(jobs)]

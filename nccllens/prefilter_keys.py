@@ -13,7 +13,6 @@ literal pass matches (ASCII case folding).
 
 from __future__ import annotations
 
-import functools
 import heapq
 import re
 
@@ -119,9 +118,27 @@ def _nocase_key(literal: str) -> str:
     return best
 
 
-@functools.lru_cache(maxsize=16)
+_GROUPS: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}  # key_groups, once per process
+
+
+def known_groups() -> dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]]:
+    """The key groups chosen so far, per (literals, case-insensitive literals): for ``plan_cache``."""
+    return dict(_GROUPS)
+
+
+def learn_groups(known: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]]) -> None:
+    _GROUPS.update(known)
+
+
 def key_groups(literals: tuple[str, ...], literals_nocase: tuple[str, ...]) -> tuple[str, ...]:
     """Regexes (one pass each) that together find every piece holding any literal."""
+    found = _GROUPS.get((literals, literals_nocase))
+    if found is None:
+        found = _GROUPS[(literals, literals_nocase)] = _key_groups(literals, literals_nocase)
+    return found
+
+
+def _key_groups(literals: tuple[str, ...], literals_nocase: tuple[str, ...]) -> tuple[str, ...]:
     items = [(re.escape(k), 1) for k in greedy_keys(literals)]
     nocase = sorted({_nocase_key(lit) for lit in literals_nocase})
     nocase = [k for k in nocase if not any(o != k and o in k for o in nocase)]  # a shorter key covers it

@@ -1,0 +1,116 @@
+"""The prefilter plan's slow parts, kept between runs.
+
+Finding the literals every pattern branch requires (``prefilter.literals_of``: ~600 branches parsed
+by Python's regex parser) and choosing the keys (``prefilter_keys.key_groups``) cost about 0.3 s per
+run, on the main process, while the workers wait for the plan. Both are pure functions of their
+inputs and of the code that computes them, so their results are kept in one JSON file per version of
+that code, under ``$NCCLLENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/nccllens``, else
+``~/.cache/nccllens``. ``NCCLLENS_NO_CACHE=1`` turns it off. A file that cannot be read, parsed or
+written is ignored: the plan is then computed as without a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from nccllens import prefilter, prefilter_keys
+from nccllens.parse import masks
+
+MAX_PATTERNS = 20_000  # a cache grown past this (many custom rule sets) starts again
+_CODE = (prefilter, prefilter_keys, masks)  # the modules whose code decides the cached results
+
+
+def _directory() -> Path | None:
+    if os.environ.get("NCCLLENS_NO_CACHE"):
+        return None
+    where = os.environ.get("NCCLLENS_CACHE_DIR")
+    if where:
+        return Path(where)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "nccllens"
+
+
+def _path() -> Path | None:
+    directory = _directory()
+    if directory is None:
+        return None
+    digest = hashlib.sha256(repr(sys.version_info[:2]).encode())
+    for module in _CODE:
+        try:
+            digest.update(Path(module.__file__).read_bytes())
+        except (OSError, TypeError):
+            return None
+    return directory / f"plan-{digest.hexdigest()[:16]}.json"
+
+
+def _literals(data) -> dict[str, tuple[frozenset[str] | None, bool]]:
+    out = {}
+    for pattern, (found, nocase) in data.items():
+        if not isinstance(pattern, str) or not isinstance(nocase, bool):
+            raise ValueError("bad literal entry")
+        if found is not None and not all(isinstance(s, str) for s in found):
+            raise ValueError("bad literal entry")
+        out[pattern] = (None if found is None else frozenset(found), nocase)
+    return out
+
+
+def _groups(data) -> dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]]:
+    out = {}
+    for literals, nocase, groups in data:
+        parts = (literals, nocase, groups)
+        if not all(isinstance(p, list) and all(isinstance(s, str) for s in p) for p in parts):
+            raise ValueError("bad group entry")
+        out[(tuple(literals), tuple(nocase))] = tuple(groups)
+    return out
+
+
+_held: tuple[int, int] | None = None  # what the cache held when this process read it (None: not read)
+
+
+def load() -> None:
+    """Teach this process what the cache holds (once per process)."""
+    global _held
+    if _held is not None:
+        return
+    _held = (0, 0)
+    path = _path()
+    if path is None:
+        return
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        literals, groups = _literals(data["literals"]), _groups(data["groups"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    prefilter.learn_literals(literals)
+    prefilter_keys.learn_groups(groups)
+    _held = (len(literals), len(groups))
+
+
+def save() -> None:
+    """Write what this process knows, if it learnt something the cache did not hold."""
+    global _held
+    literals, groups = prefilter.known_literals(), prefilter_keys.known_groups()
+    if _held is None or (len(literals), len(groups)) <= _held or len(literals) > MAX_PATTERNS:
+        return
+    path = _path()
+    if path is None:
+        return
+    data = {"literals": {p: [None if f is None else sorted(f), ci] for p, (f, ci) in sorted(literals.items())},
+            "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in sorted(groups.items())]}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plan-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False)
+        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+        _held = (len(literals), len(groups))
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except (OSError, UnboundLocalError):
+            pass

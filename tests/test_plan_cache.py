@@ -1,0 +1,58 @@
+"""The prefilter plan's slow parts are kept between runs (nccllens.plan_cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "exception_one_rank"
+
+RUN = """
+import json, sys
+from nccllens import pipeline, plan_cache, prefilter
+events, _ = pipeline.extract([sys.argv[1]], workers=0)
+print(json.dumps({"held": plan_cache._held, "known": len(prefilter.known_literals()),
+                  "events": events.select("file", "line", "kind", "rank", "message").rows()}))
+"""
+
+
+def _run(cache: Path, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "NCCLLENS_NO_CACHE"}
+    env.update(NCCLLENS_CACHE_DIR=str(cache), **extra)
+    out = subprocess.run([sys.executable, "-c", RUN, str(FIXTURE)], env=env, capture_output=True, text=True,
+                         check=True, timeout=120)
+    return json.loads(out.stdout)
+
+
+def test_the_second_run_reads_the_plan_and_finds_the_same_events(tmp_path):
+    first = _run(tmp_path)
+    files = list(tmp_path.glob("plan-*.json"))
+    assert len(files) == 1 and first["held"][0] > 0  # written after the plan was built
+    second = _run(tmp_path)
+    assert second["events"] == first["events"] and second["events"]
+    assert second["held"] == first["held"] and second["known"] == first["known"]
+    assert list(tmp_path.glob("plan-*.json")) == files  # nothing new learnt: not rewritten
+
+
+def test_a_damaged_or_forged_cache_is_ignored(tmp_path):
+    expected = _run(tmp_path)["events"]
+    path = next(tmp_path.glob("plan-*.json"))
+    for text in ("{not json", json.dumps({"literals": {"x": [[1, 2], "yes"]}, "groups": []}),
+                 json.dumps({"literals": {}, "groups": [["a", "b"]]}), "[]"):
+        path.write_text(text)
+        assert _run(tmp_path)["events"] == expected
+        json.loads(path.read_text())  # and it was written again, whole
+
+
+def test_no_cache_when_turned_off(tmp_path):
+    assert _run(tmp_path, NCCLLENS_NO_CACHE="1")["events"]
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_unwritable_cache_directory_is_not_an_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert _run(blocker / "cache")["events"]  # the cache's parent is a file: nothing written, no error
