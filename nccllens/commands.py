@@ -123,12 +123,17 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
 
 
 def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
+    if not _check_paths(paths):
+        return 2
+    with workers.early(paths):  # before anything loads polars
+        return _events(paths, kinds=kinds, ranks=ranks, output=output, host=host)
+
+
+def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
     from nccllens.analysis import Options, load_rules
     from nccllens.event_io import filter_events, show, write_events
     from nccllens.pipeline import extract
 
-    if not _check_paths(paths):
-        return 2
     # the rules' patterns too: lines only a rule keeps must reach the table (and its Parquet shards)
     patterns = [r.match.pattern for r in load_rules(Options()) if r.match.pattern]
     table, _ = extract(paths, patterns, host=host)
@@ -147,10 +152,11 @@ def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str 
 def ranks(paths: list[str], *, lang: str | None) -> int:
     if not _check_paths(paths):
         return 2
-    from nccllens.analysis import run_analysis
-    from nccllens.report.rank_table import render_ranks
+    with workers.early(paths):  # before anything loads polars
+        from nccllens.analysis import run_analysis
+        from nccllens.report.rank_table import render_ranks
 
-    report = run_analysis(paths, lang=_lang(lang))
+        report = run_analysis(paths, lang=_lang(lang))
     sys.stdout.write(render_ranks(report))
     return 0
 
