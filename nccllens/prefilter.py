@@ -195,7 +195,10 @@ def survivors(df: pl.DataFrame, p: Plan, matches) -> pl.DataFrame:
     # Literal candidates are not re-checked here: every survivor's message is matched against each
     # family's PREFILTER and the rules' patterns right after (pipeline.line_masks), which drops the
     # few candidates no pattern wants; checking them twice cost more than it saved.
-    kept = df.filter(hit) if (p.literals or p.literals_nocase) else df.clear()
+    # lines read only as continuation lines hold no literal: filtered out first, so that the literal
+    # pass runs on the rest alone (one filter with both conditions would search every line)
+    keyed = df.filter(pl.col("keyed")) if "keyed" in df.columns else df
+    kept = keyed.filter(hit) if (p.literals or p.literals_nocase) else df.clear()
     if p.unfiltered:
         kept = pl.concat([kept, df.filter(matches(raw, p.unfiltered))]).unique("row", keep="first")
         kept = kept.sort("row")

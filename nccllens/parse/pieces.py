@@ -22,7 +22,9 @@ FOLLOW = 2  # pieces read after one holding a key
 
 @dataclass
 class Candidates:
-    frame: pl.DataFrame  # columns line (u32, numbered across the buffers from first_line), raw (str)
+    # columns line (u32, numbered across the buffers from first_line), raw (str), keyed (bool: the line's
+    # piece holds a key; the pieces read after it only for continuation lines hold no literal at all)
+    frame: pl.DataFrame
     counts: list[int]  # lines in each buffer
     lasts: list[tuple[int, str] | None]  # (line number, text) of each buffer's last line
 
@@ -78,7 +80,7 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
     for k, buffer in enumerate(buffers):
         _cut(buffer, k, spans)
     if not spans:
-        return Candidates(pl.DataFrame(schema={"line": pl.UInt32, "raw": pl.String}), [0] * len(buffers),
+        return Candidates(pl.DataFrame(schema=_SCHEMA), [0] * len(buffers),
                           [None] * len(buffers))
     owners = [k for k, _, _ in spans]
     # the pieces are copied once, into polars; the few chosen are cut again from the buffers below
@@ -108,11 +110,14 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
         joined = b"".join(_piece(buffers, spans[i]) for i in chosen)
         df = pl.read_lines(io.BytesIO(joined), name="raw")
         del joined
-        numbers = pl.concat([pl.int_range(starts[i], starts[i] + counts[i], dtype=pl.UInt32, eager=True)
-                             for i in chosen])
-        df = df.with_columns(numbers.alias("line")).select("line", "raw")
+        pieces = pl.DataFrame({"start": [starts[i] for i in chosen], "count": [counts[i] for i in chosen],
+                               "keyed": [hits[i] for i in chosen]}, schema={"start": pl.UInt32, "count": pl.UInt32,
+                                                                           "keyed": pl.Boolean})
+        numbered = pieces.select(pl.int_ranges("start", pl.col("start") + pl.col("count"), dtype=pl.UInt32)
+                                 .explode().alias("line"), pl.col("keyed").repeat_by("count").explode())
+        df = df.with_columns(numbered["line"], numbered["keyed"]).select("line", "raw", "keyed")
     else:
-        df = pl.DataFrame(schema={"line": pl.UInt32, "raw": pl.String})
+        df = pl.DataFrame(schema=_SCHEMA)
     lasts: list[tuple[int, str] | None] = []
     end = first_line
     for buffer, n in zip(buffers, per_buffer, strict=True):
@@ -120,6 +125,9 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
         cut = buffer.rfind(b"\n", 0, len(buffer) - 1) + 1
         lasts.append((end - 1, buffer[cut:].rstrip(b"\n").decode()) if n else None)
     return Candidates(df, per_buffer, lasts)
+
+
+_SCHEMA = {"line": pl.UInt32, "raw": pl.String, "keyed": pl.Boolean}
 
 
 def candidate_lines(block: bytes, first_line: int, keys: tuple[str, ...], stats: ReadStats) -> Candidates | None:
