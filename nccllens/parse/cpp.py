@@ -66,6 +66,12 @@ def short_function(symbol: str) -> str | None:
     return "::".join(parts[-2:])
 
 
+def starts_backtrace(line: Line) -> bool:
+    """Would ``read_backtrace`` read anything from a window that starts with ``line``?"""
+    text = line.message
+    return bool(_RAISED.match(text) or _FRAME_LOOSE.match(text)) or text.strip() == _OMITTED
+
+
 def read_backtrace(following: list[Line], start: int = 0) -> tuple[int, list[str], list[str]]:
     """Read ``Exception raised from`` blocks and ``frame #N:`` lines from ``following[start:]``.
 

@@ -48,7 +48,7 @@ def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end
 
     def following(line: Line, n: int) -> list[Line]:
         out: list[Line] = []
-        start, step = line.row + 1, min(n, 32) + 8
+        start, step = line.row + 1, min(n, 32) + min(n, 8)  # a few more: other streams' lines are skipped
         prev = line.line + shift
         while len(out) < n and start < end and start <= line.row + n * 4 + 16:
             for line_no, cands in rows_from(start, step):

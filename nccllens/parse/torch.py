@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nccllens.parse.base import FileContext, Line
-from nccllens.parse.cpp import backtrace_detail, read_backtrace
+from nccllens.parse.cpp import backtrace_detail, read_backtrace, starts_backtrace
 from nccllens.parse.headers import split_header
 from nccllens.parse.torch_classify import classify, resolve_rank
 from nccllens.parse.torch_debug import ddp_params_line, fingerprints
@@ -94,8 +94,22 @@ def _failed_stack(following: list[Line]) -> tuple[int, list[str]]:
     return len(frames), frames
 
 
+def _scans_ahead(event: dict) -> bool:
+    """Records whose continuation is looked for past the next line (the others take only a backtrace
+    that starts right after them)."""
+    kind = event["kind"]
+    return (kind in ("torch.nccl_error", "torch.watchdog_exception", "torch.ddp_error")
+            or "NCCL error" in event["message"]
+            or (kind == "torch.warning" and event.get("key") == "failed_collective_stack"))
+
+
 def _fold(line: Line, event: dict, ctx: FileContext) -> list[Line]:
     """Fold the lines that continue this record; return the lines consumed."""
+    if not _scans_ahead(event):
+        # most records have no continuation: one line tells, instead of reading the next 120
+        first = ctx.following(line, 1)
+        if not first or not starts_backtrace(first[0]):
+            return []
     following = ctx.following(line, _FOLLOW_LINES)
     if not following:
         return []

@@ -175,6 +175,33 @@ def test_watchdog_thread_terminated_folds_backtrace():
     assert "WorkNCCL::checkTimeout" in e["detail"] and "ProcessGroupNCCL::watchdogHandler" in e["detail"]
 
 
+# real 2.4-era line (pytorch_c10d.md, ArcticTraining#219); the tests below pair it with the backtrace
+# lines of the llama-cookbook issue above or with itself: those pairings are synthetic
+WATCHDOG_TIMEOUT = ("[rank1]:[E1003 18:37:01.832146912 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective "
+                    "operation timeout: WorkNCCL(SeqNum=6463, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                    "Timeout(ms)=1800000) ran for 1800017 milliseconds before timing out.")
+
+
+def test_a_record_that_takes_only_a_backtrace_still_folds_one_right_after_it():
+    # records that look no further than the next line (one line is read first) keep their backtrace
+    text = "\n".join([
+        WATCHDOG_TIMEOUT,
+        "[rank1]:Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:565 (most "
+        "recent call first):",
+        "[rank1]:frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7fbacdf3c897 in "
+        "/home/ec2-user/anaconda3/envs/pytorch_p310/lib/python3.10/site-packages/torch/lib/libc10.so)",
+    ])
+    e = one(text)
+    assert e["kind"] == "torch.watchdog_timeout"
+    assert "checkTimeout (ProcessGroupNCCL.cpp:565)" in e["detail"]
+
+
+def test_a_record_without_continuation_leaves_the_next_line_alone():
+    events = run(WATCHDOG_TIMEOUT + "\n" + WATCHDOG_TIMEOUT.replace("SeqNum=6463", "SeqNum=6464"))
+    assert [e["kind"] for e in events] == ["torch.watchdog_timeout"] * 2
+    assert not events[0].get("detail")
+
+
 def test_nccl_watchdog_terminated_with_nccl_error_and_last_error():
     text = "\n".join([  # real, pytorch_c10d.md §2.9 (≤2.2 wording)
         "[E ProcessGroupNCCL.cpp:852] [Rank 16] NCCL watchdog thread terminated with exception: NCCL error: remote "
