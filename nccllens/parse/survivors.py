@@ -12,6 +12,8 @@ from nccllens.parse.prefixes import split_glued, strip
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 
+CHUNK = 256  # rows the follower reads from the frame at once
+
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
 
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
@@ -35,16 +37,34 @@ def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end
     the file (``candidate_lines``): a window stops where line numbers jump."""
     seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
     end = df.height if end is None else end
+    chunks: dict[int, tuple[list, list, list]] = {}  # the last few CHUNK-row slices, as lists
+
+    def chunk(k: int) -> tuple[list, list, list]:
+        got = chunks.get(k)
+        if got is None:
+            # as lists: iterating polars Series value by value cost more than the parsing, and slicing
+            # the frame for every record's window (most records ask for one line) cost nearly as much
+            window = df.slice(k * CHUNK, max(0, min(CHUNK, end - k * CHUNK)))
+            got = chunks[k] = (window["row"].to_list(), window["line"].to_list(), window["raw"].to_list())
+            if len(chunks) > 4:
+                del chunks[next(iter(chunks))]
+        return got
 
     def rows_from(start: int, count: int):
-        window = df.slice(start, max(0, min(count, end - start)))
-        # as lists: iterating polars Series value by value cost more than the parsing
-        for row, line_no, raw in zip(window["row"].to_list(), window["line"].to_list(), window["raw"].to_list(),
-                                     strict=True):
-            cands = seen.get(row)
-            if cands is None:
-                cands = seen[row] = _lines_of(path, line_no - shift, row, raw, hints)
-            yield line_no, cands
+        stop = min(start + count, end)
+        while start < stop:
+            k = start // CHUNK
+            rows, numbers, raws = chunk(k)
+            upto = min(stop - k * CHUNK, len(rows))
+            for i in range(start - k * CHUNK, upto):
+                row = rows[i]
+                cands = seen.get(row)
+                if cands is None:
+                    cands = seen[row] = _lines_of(path, numbers[i] - shift, row, raws[i], hints)
+                yield numbers[i], cands
+            if upto < CHUNK:
+                return
+            start = (k + 1) * CHUNK
 
     def following(line: Line, n: int) -> list[Line]:
         out: list[Line] = []
