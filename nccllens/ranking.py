@@ -88,8 +88,10 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
 
     def key(i: int):
         f, t = findings[i], times[i]
+        # ends with what tells two findings of one rule apart, so that the order is total: findings
+        # made in an order polars does not fix (a group_by) still come out the same every run
         return (_ROLE.get(f.role, 3), _tier(f, job), _SEVERITY.get(f.severity, 3), t is None, t or datetime.max,
-                -f.confidence, f.rule, f.ranks)
+                -f.confidence, f.rule, f.ranks, f.hosts, f.title, [(e.file, e.line) for e in f.evidence])
 
     def can_explain(i: int, j: int) -> bool:
         a, b = findings[i], findings[j]

@@ -87,7 +87,7 @@ def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], 
     seen = set(events["rank"].drop_nulls().to_list())
     size = ws.size or (max(seen) + 1 if seen else 0)
     unseen = sorted(set(range(size)) - seen)
-    for host, last in quiet.select("host", "last").iter_rows():
+    for host, last in quiet.sort(pl.col("host").cast(pl.String)).select("host", "last").iter_rows():
         ranks = [s.rank for s in status if s.host == host]
         node = ws.node_ranks.get(host)
         if not ranks and node is not None and ws.nproc_per_node:
