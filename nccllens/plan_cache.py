@@ -21,7 +21,8 @@ from pathlib import Path
 from nccllens import prefilter, prefilter_keys
 from nccllens.parse import masks
 
-MAX_PATTERNS = 20_000  # a cache grown past this (many custom rule sets) starts again
+MAX_PATTERNS = 20_000  # past this many patterns (many custom rule sets) the cache is no longer extended
+MAX_GROUPS = 16  # key choices kept (one per set of literals: per rule set); the oldest go first
 _CODE = (prefilter, prefilter_keys, masks)  # the modules whose code decides the cached results
 
 
@@ -101,7 +102,8 @@ def save() -> None:
     if path is None:
         return
     data = {"literals": {p: [None if f is None else sorted(f), ci] for p, (f, ci) in sorted(literals.items())},
-            "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in sorted(groups.items())]}
+            # in the order learnt (the cache's first, then this run's): the newest MAX_GROUPS are kept
+            "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]]}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plan-", suffix=".tmp")

@@ -56,3 +56,15 @@ def test_an_unwritable_cache_directory_is_not_an_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert _run(blocker / "cache")["events"]  # the cache's parent is a file: nothing written, no error
+
+
+def test_the_cache_keeps_the_newest_key_choices(tmp_path, monkeypatch):
+    from nccllens import plan_cache, prefilter_keys
+
+    groups = {((f"lit{i}",), ()): (f"key{i}",) for i in range(plan_cache.MAX_GROUPS + 4)}
+    monkeypatch.setenv("NCCLLENS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prefilter_keys, "_GROUPS", groups)
+    monkeypatch.setattr(plan_cache, "_held", (0, 0))
+    plan_cache.save()
+    saved = json.loads(next(tmp_path.glob("plan-*.json")).read_text())["groups"]
+    assert [g[2] for g in saved] == [[f"key{i}"] for i in range(4, plan_cache.MAX_GROUPS + 4)]
