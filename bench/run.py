@@ -33,6 +33,9 @@ import synth  # noqa: E402
 CORPORA = {  # name: (ranks, hosts, fault, bytes)
     "1g_512r": (512, 64, "xid79", 1 << 30),
     "10g_4096r": (4096, 512, "host_oom", 10 << 30),
+    # a control: the ranks of the 10 GiB corpus in the bytes of the 1 GiB one, which tells memory that
+    # follows the bytes from memory that follows the ranks (the event table)
+    "1g_4096r": (4096, 512, "host_oom", 1 << 30),
 }
 QUICK = {"100m_64r": (64, 8, "xid79", 100 << 20)}
 
