@@ -11,6 +11,7 @@ This module must not import polars: ``nccllens analyze`` calls ``start_early`` b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable
@@ -126,15 +127,12 @@ def pool(workers: int):
     return take_early() or _pool(workers, "spawn")
 
 
-class early:
+@contextlib.contextmanager
+def early(paths: Iterable[str]):
     """``with early(paths):`` forks the workers now (see ``start_early``) and shuts them down at the end
     if nothing took them."""
-
-    def __init__(self, paths: Iterable[str]) -> None:
-        self.paths = list(paths)
-
-    def __enter__(self) -> None:
-        start_early(self.paths)
-
-    def __exit__(self, *exc) -> None:
+    start_early(list(paths))
+    try:
+        yield
+    finally:
         stop_early()
