@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nccllens.ingest.layout import hints_for
 from nccllens.parse.prefixes import split_glued, strip
@@ -70,3 +72,25 @@ def test_two_ranks_glued_on_one_line_are_split():
 def test_path_layouts_give_hints(path, host, rank, local_rank, attempt):
     h = hints_for(path)
     assert (h.host, h.rank, h.local_rank, h.attempt) == (host, rank, local_rank, attempt)
+
+
+_PREFIXY = st.sampled_from(["2026-03-18T07:39:53.792795Z ", "[pod/train-0/main] ", "[1,3]<stdout>:", "(pid=7, ip=10.0.0.3) ",
+                            "(RayTrainWorker pid=7) ", "[default0]:", "[rank3]: ", "  12: ", "node-a: ", "gpu-node-000:4:5 ",
+                            "", " ", "x", "9", "[", "(", ":", "\t"])
+
+
+@given(st.lists(_PREFIXY, max_size=4), st.text(max_size=30))
+def test_the_quick_start_check_changes_nothing(parts, tail):
+    # strip() leaves at once a line that no prefix can start; it must give what trying each prefix gives
+    import re
+
+    from nccllens.parse import prefixes
+
+    raw = "".join(parts) + tail
+    quick = prefixes.strip(raw)
+    saved = prefixes._MAY_START
+    prefixes._MAY_START = re.compile("")  # every line tried against every prefix
+    try:
+        assert prefixes.strip(raw) == quick
+    finally:
+        prefixes._MAY_START = saved

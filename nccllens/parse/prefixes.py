@@ -19,6 +19,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("srun", re.compile(r"\s*(\d{1,6}): ")),
     ("pdsh", re.compile(r"([A-Za-z][\w-]*(?:\.[\w-]+)*): ")),
 ]
+# how any of the prefixes above can start (a digit, a bracket, a parenthesis, blank, or a host name
+# and ": "): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left as is
+# after one test instead of seven
+_MAY_START = re.compile(r"[\d\[(\s]|[A-Za-z][\w-]*(?:\.[\w-]+)*: ")
 _HOSTY = re.compile(r"^(?=.*[\d-])[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*$")
 _NOT_PDSH = re.compile(
     r"^(?:(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note)\d*"
@@ -57,6 +61,8 @@ def _parse_k8s_ts(text: str) -> datetime | None:
 def strip(raw: str) -> Prefixes:
     """Remove stacked launcher prefixes from ``raw`` and collect what they say."""
     out = Prefixes(raw)
+    if not _MAY_START.match(raw):
+        return out
     text = raw
     for _ in range(8):
         for name, pattern in _PATTERNS:
