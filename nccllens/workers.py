@@ -53,7 +53,8 @@ def _warm_up() -> None:
 
 
 def big_enough(paths: Iterable[str]) -> bool:
-    """Do ``paths`` hold enough to be worth workers? Stops looking as soon as they do."""
+    """Do ``paths`` hold enough to be worth workers: 64 MiB in two files or more (a file is one job), or
+    2,000 files? Stops looking as soon as they do."""
     total = files = 0
     stack = [p for p in paths if p != "-"]
     while stack:
@@ -77,11 +78,15 @@ def big_enough(paths: Iterable[str]) -> bool:
                     files += 1
             except OSError:
                 continue
-            if total >= PARALLEL_MIN_BYTES or files >= PARALLEL_MIN_FILES:
+            if _enough(total, files):
                 return True
-        if total >= PARALLEL_MIN_BYTES or files >= PARALLEL_MIN_FILES:
+        if _enough(total, files):
             return True
     return False
+
+
+def _enough(total: int, files: int) -> bool:
+    return (total >= PARALLEL_MIN_BYTES and files > 1) or files >= PARALLEL_MIN_FILES
 
 
 def _pool(workers: int, method: str):
@@ -115,10 +120,11 @@ def take_early():
 
 
 def stop_early() -> None:
-    """Shut down a pool nobody took (the command failed before reading the logs)."""
+    """Shut down a pool nobody took (the command failed, or the input needed no workers after all),
+    without waiting for the workers' warm-up."""
     pool = take_early()
     if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def pool(workers: int):

@@ -31,7 +31,8 @@ def test_big_enough_counts_files_and_bytes(tmp_path, monkeypatch):
     assert not workers.big_enough([str(tmp_path / "a")])
     assert workers.big_enough([str(tmp_path / "a"), str(single)])
     monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 500)
-    assert workers.big_enough([str(single)])
+    assert not workers.big_enough([str(single)])  # one file is one job: nothing to share out
+    assert workers.big_enough([str(single), str(tmp_path / "a" / "0.log")])
     assert not workers.big_enough(["-", str(tmp_path / "missing")])
 
 
