@@ -7,7 +7,6 @@ import polars as pl
 from nccllens import events as ev
 from nccllens.ingest.sources import Source
 from nccllens.report.model import InputFile
-from nccllens.workers import PARALLEL_MIN_BYTES, PARALLEL_MIN_FILES  # noqa: F401 - re-exported
 
 MERGE_EVERY = 64  # job tables merged into one every so often
 

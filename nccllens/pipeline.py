@@ -22,13 +22,7 @@ from nccllens import workers as workers_mod
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, Source, iter_sources
-from nccllens.parallel import (
-    PARALLEL_MIN_BYTES,
-    PARALLEL_MIN_FILES,
-    _extract_job,
-    _jobs,
-    _reporting,
-)
+from nccllens.parallel import _extract_job, _jobs, _reporting
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
 from nccllens.parse.lines import ReadStats, blocks, frame
@@ -223,8 +217,7 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
     total = sum(sources[i].size or 0 for i in on_disk)
     jobs = _jobs(sources, on_disk)
     workers = workers_mod.count() if workers is None else workers
-    big = total >= PARALLEL_MIN_BYTES or len(on_disk) >= PARALLEL_MIN_FILES
-    parallel = workers > 1 and len(jobs) > 1 and big
+    parallel = workers > 1 and len(jobs) > 1 and workers_mod.enough(total, len(on_disk))
     with _pool(workers if parallel else 0) as pool:  # workers start now, and import while the plan is built
         plan_cache.load()
         pattern = combined_prefilter(rule_pattern)

@@ -11,6 +11,8 @@ written is ignored: the plan is then computed as without a cache.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -36,17 +38,23 @@ def _directory() -> Path | None:
     return Path(base) / "nccllens"
 
 
-def _path() -> Path | None:
-    directory = _directory()
-    if directory is None:
-        return None
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str | None:
+    """What names the cache file: the Python version and the code of ``_CODE`` (None: unreadable)."""
     digest = hashlib.sha256(repr(sys.version_info[:2]).encode())
     for module in _CODE:
         try:
             digest.update(Path(module.__file__).read_bytes())
         except (OSError, TypeError):
             return None
-    return directory / f"plan-{digest.hexdigest()[:16]}.json"
+    return digest.hexdigest()[:16]
+
+
+def _path() -> Path | None:
+    directory, digest = _directory(), _code_digest()
+    if directory is None or digest is None:
+        return None
+    return directory / f"plan-{digest}.json"
 
 
 def _literals(data) -> dict[str, tuple[frozenset[str] | None, bool]]:
@@ -104,6 +112,7 @@ def save() -> None:
     data = {"literals": {p: [None if f is None else sorted(f), ci] for p, (f, ci) in sorted(literals.items())},
             # in the order learnt (the cache's first, then this run's): the newest MAX_GROUPS are kept
             "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]]}
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plan-", suffix=".tmp")
@@ -112,7 +121,6 @@ def save() -> None:
         os.replace(tmp, path)  # readers see the old file or the new one, never half of one
         _held = (len(literals), len(groups))
     except OSError:
-        try:
-            os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 PARALLEL_MIN_BYTES = 64 << 20  # below this (and PARALLEL_MIN_FILES), starting workers costs more than it saves
 PARALLEL_MIN_FILES = 2000
@@ -52,21 +52,23 @@ def _warm_up() -> None:
     warm_up()
 
 
-def big_enough(paths: Iterable[str]) -> bool:
-    """Do ``paths`` hold enough to be worth workers: 64 MiB in two files or more (a file is one job), or
-    2,000 files? Stops looking as soon as they do."""
-    total = files = 0
+def enough(total: int, files: int) -> bool:
+    """Are ``files`` files of ``total`` bytes worth workers: 64 MiB in two files or more (a file is one
+    job), or 2,000 files?"""
+    return (total >= PARALLEL_MIN_BYTES and files > 1) or files >= PARALLEL_MIN_FILES
+
+
+def _sizes(paths: Iterable[str]) -> Iterator[int]:
+    """The size of every file under ``paths`` (symlinked folders not followed, unreadable ones skipped)."""
     stack = [p for p in paths if p != "-"]
     while stack:
         path = stack.pop()
         try:
             if not os.path.isdir(path):
-                total += os.stat(path).st_size
-                files += 1
-                entries = []
-            else:
-                with os.scandir(path) as it:
-                    entries = list(it)
+                yield os.stat(path).st_size
+                continue
+            with os.scandir(path) as it:
+                entries = list(it)
         except OSError:
             continue
         for entry in entries:
@@ -74,19 +76,20 @@ def big_enough(paths: Iterable[str]) -> bool:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
                 elif entry.is_file():
-                    total += entry.stat().st_size
-                    files += 1
+                    yield entry.stat().st_size
             except OSError:
                 continue
-            if _enough(total, files):
-                return True
-        if _enough(total, files):
+
+
+def big_enough(paths: Iterable[str]) -> bool:
+    """Do ``paths`` hold enough to be worth workers (``enough``)? Stops looking as soon as they do."""
+    total = files = 0
+    for size in _sizes(paths):
+        total += size
+        files += 1
+        if enough(total, files):
             return True
     return False
-
-
-def _enough(total: int, files: int) -> bool:
-    return (total >= PARALLEL_MIN_BYTES and files > 1) or files >= PARALLEL_MIN_FILES
 
 
 def _pool(workers: int, method: str):

@@ -28,23 +28,4 @@ def __getattr__(name: str):
     return value
 
 
-__all__ = [
-    "Example",
-    "MatchSpec",
-    "Problem",
-    "Rule",
-    "RuleError",
-    "RuleHit",
-    "RuleSet",
-    "Text",
-    "builtin_rules_dir",
-    "check_dirs",
-    "combined_pattern",
-    "compact_ranks",
-    "evaluate",
-    "finding_from_hit",
-    "interpolate",
-    "load_dirs",
-    "load_rules",
-    "select_rules",
-]
+__all__ = sorted(_WHERE)  # the names __getattr__ serves
