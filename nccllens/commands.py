@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from nccllens import workers
@@ -66,12 +67,16 @@ def _lang(lang: str | None) -> str:
     return choose_language(lang, load_settings().lang)
 
 
-def _write(text: str, output: Path | None) -> bool:
+def _write(pieces: Iterable[str], output: Path | None) -> bool:
+    """Write the report's text as it is rendered, piece by piece (to standard output or ``output``)."""
     if output is None:
-        sys.stdout.write(text)
+        for piece in pieces:
+            sys.stdout.write(piece)
         return True
     try:
-        output.write_text(text, encoding="utf-8")
+        with output.open("w", encoding="utf-8") as out:
+            for piece in pieces:
+                out.write(piece)
     except OSError as exc:
         _err(f"cannot write {output}: {exc.strerror or exc}")
         return False
@@ -96,7 +101,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     from nccllens.config import ConfigError, resolve
     from nccllens.engine import RuleError
     from nccllens.i18n import choose_language
-    from nccllens.report import render
+    from nccllens.report import render_pieces
 
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
@@ -114,7 +119,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     if fail_on not in _RANK:
         _err(f"unknown --fail-on level {fail_on!r}: use critical, error, warning or info")
         return 2
-    if not _write(render(report, fmt), output):
+    if not _write(render_pieces(report, fmt), output):
         return 2
     if exit_zero:
         return 0

@@ -135,6 +135,26 @@ def concat(frames: Iterable[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([f.select(COLUMNS).cast(SCHEMA) for f in frames], how="vertical")
 
 
+def assemble(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """``concat(frames)`` in one contiguous chunk, built a column at a time: each column of the parts is
+    released as soon as its contiguous copy exists, so the parts and the whole are never all held at
+    once (4,096 ranks: the parts were ~40 MiB and the whole ~33). Empties ``frames``."""
+    parts = [f.select(COLUMNS).cast(SCHEMA) for f in frames if f.height]
+    frames.clear()
+    if len(parts) < 2:
+        return parts[0].rechunk() if parts else empty()
+    held = [p.get_columns() for p in parts]  # a part's columns, each dropped once copied
+    del parts
+    columns = []
+    for i in range(len(COLUMNS)):
+        pieces = [cols[i] for cols in held]
+        for cols in held:
+            cols[i] = None
+        columns.append(pl.concat(pieces).rechunk())
+        del pieces
+    return pl.DataFrame(columns)
+
+
 def earliest_first() -> list[pl.Expr]:
     """Sort keys for time order: ``ts`` (nulls last), then file, then line. The file sorts by its rank
     among the files, which orders as its text does without building a text sort key for every row

@@ -82,8 +82,7 @@ def _reporting(outputs, jobs, sources, total: int, progress) -> tuple[list[pl.Da
             # one contiguous block per MERGE_EVERY jobs: every table that arrives is 36 columns of small
             # buffers, and thousands of them cost far more memory than their rows (10 GiB, 4,096 ranks:
             # ~1,300 jobs, ~90 MiB held in chunks before the final copy)
-            blocks.append(ev.concat(frames).rechunk())
-            frames = []
+            blocks.append(ev.assemble(frames))
         done += sum(sources[i].size or 0 for i in job)
         if progress is not None:
             progress(done, total)

@@ -240,7 +240,7 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
             ordered = ordered and not frame.height
             done[i] = info
         infos.append(done[i])
-    events = attribute(ev.concat(frames).rechunk())  # one copy here, not one in every later analysis
+    events = attribute(ev.assemble(frames))  # one contiguous copy here, not one in every later analysis
     return (events if ordered else ev.sort(events)), infos
 
 

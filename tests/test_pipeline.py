@@ -123,3 +123,19 @@ def test_stdin_takes_host_and_rank_hints(monkeypatch):
     tb = events.filter(pl.col("kind") == "python.traceback").row(0, named=True)
     assert (tb["host"], tb["rank"]) == ("gpu-node-09", 1)  # the line's own [rank1]: wins over the hint
     assert events.filter(pl.col("rank") == 7).height >= 1
+
+
+def test_assembling_job_tables_gives_their_concatenation_in_one_chunk():
+    """The final table is built a column at a time (memory): same rows, order and types as concat."""
+    from nccllens.events import assemble, concat
+
+    a = events_from_text(TRACEBACK, name="node-a/console.log")
+    b = events_from_text(TRACEBACK, name="node-b/console.log")
+    empty = events_from_text("")
+    frames = [a, empty, b, a]
+    whole = assemble(frames)
+    assert frames == []  # the parts are released as the whole is built
+    assert whole.equals(concat([a, empty, b, a]))
+    assert whole.n_chunks("all") == [1] * len(COLUMNS)
+    assert whole["file"].to_list()[:1] == ["node-a/console.log"]
+    assert assemble([]).columns == list(COLUMNS) and assemble([empty]).height == 0

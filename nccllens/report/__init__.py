@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 
 from nccllens.report.model import Report
 
@@ -16,10 +17,23 @@ EXTENSIONS = {".json": "json", ".html": "html", ".htm": "html", ".md": "md", ".m
 
 
 def render(report: Report, fmt: str, **options: object) -> str:
+    return _module(fmt).render(report, **options)
+
+
+def render_pieces(report: Report, fmt: str, **options: object) -> Iterable[str]:
+    """The rendered text in pieces, for writing as they come: a format that can be built piece by piece
+    (JSON) says so with a ``pieces`` function; the others are one piece."""
+    module = _module(fmt)
+    if hasattr(module, "pieces"):
+        return module.pieces(report, **options)
+    return [module.render(report, **options)]
+
+
+def _module(fmt: str):
     try:
         module = importlib.import_module(FORMATS[fmt])
     except ModuleNotFoundError:
         if fmt != "text":
             raise
         module = importlib.import_module("nccllens.report.plain")
-    return module.render(report, **options)
+    return module

@@ -56,3 +56,14 @@ def test_real_fixture_conforms():
 
     report = nccllens.analyze([str(fixture)])
     assert problems(json.loads(report.to_json()), SCHEMA) == []
+
+
+@pytest.mark.parametrize("build", [xid_report, healthy_report, unknown_report, big_report])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("hostile", [False, True])
+def test_json_text_is_the_dictionary_dumped_with_indent_2(build, lang, hostile):
+    """The renderer builds the text a list item at a time (memory); the bytes are json.dumps' own."""
+    report = xid_report(lang, hostile=True) if hostile else build(lang)
+    if hostile:  # newlines, U+2028 and quotes in log text must not upset the indentation
+        report.findings[0].evidence[0].text = 'a\nb\u2028c "d"\r\n'
+    assert report.to_json() == json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
