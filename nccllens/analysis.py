@@ -34,6 +34,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     from nccllens.engine import evaluate, finding_from_hit
     from nccllens.pipeline import extract
     from nccllens.ranking import rank_findings
+    from nccllens.timeline import normalize
 
     if isinstance(paths, str):
         paths = [paths]
@@ -42,15 +43,16 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     events, inputs = extract(list(paths), [r.match.pattern for r in rules if r.match.pattern], host, rank,
                              progress=progress)
     findings = [finding_from_hit(hit, lang) for hit in evaluate(rules, events)]
+    table = normalize(events)  # once: the analyses, the job model and the ranking all read it
+    job, ranks = _job(table)
     try:
         from nccllens.analyses import run_all
 
-        findings += run_all(events, lang)
+        findings += run_all(table, lang, job, ranks)
     except ImportError:
         pass
-    job, ranks = _job(events)
     _node_wide(findings, job)
-    verdict, ranked = rank_findings(findings, events, job, lang)
+    verdict, ranked = rank_findings(findings, table, job, lang)
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)

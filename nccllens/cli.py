@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -104,7 +105,30 @@ except ImportError:  # pragma: no cover - only while the engine is being written
 
 
 def main() -> None:  # pragma: no cover
-    app(prog_name="nccllens")
+    try:
+        app(prog_name="nccllens")
+    except SystemExit as done:
+        exit_now(done.code)
+        raise
+
+
+def exit_now(code: object) -> None:
+    """End the process at once with ``code`` once its output is out: the interpreter's own teardown
+    (freeing every module, polars and the event table) took ~0.2 s of a 2.6 s run. Returns, leaving the
+    normal exit to it, when there is something that teardown must do: a message as exit status,
+    output that cannot be flushed (a closed pipe), or child processes still running."""
+    code = 0 if code is None else code
+    if not isinstance(code, int):
+        return
+    children = sys.modules.get("multiprocessing.process")
+    if children is not None and children.active_children():
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -68,3 +68,25 @@ def test_events_shards_are_accepted_by_analyze(tmp_path):
     via = json.loads(runner.invoke(app, ["analyze", str(shards), "-f", "json"]).stdout)
     assert via["verdict"]["category"] == direct["verdict"]["category"]
     assert via["findings"][0]["ranks"] == direct["findings"][0]["ranks"]
+
+
+def test_the_installed_command_exits_at_once_with_its_code_and_all_its_output(tmp_path):
+    """``main`` ends the process without the interpreter's teardown: the exit status and every byte of
+    the report (to stdout and to -o) must still be there."""
+    import subprocess
+    import sys
+
+    import nccllens
+    from nccllens.report import render
+
+    expected = render(nccllens.analyze(str(FIXTURE)), "json")
+    cmd = [sys.executable, "-m", "nccllens.cli", "analyze", str(FIXTURE), "--format", "json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout, out.stderr) == (1, expected, "")
+    report = tmp_path / "report.json"
+    out = subprocess.run([*cmd, "-o", str(report), "--exit-zero"], capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert report.read_text(encoding="utf-8") == expected
+    out = subprocess.run([sys.executable, "-m", "nccllens.cli", "analyze", str(tmp_path / "nope")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no such file or folder" in out.stderr

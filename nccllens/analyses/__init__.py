@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.report.model import Finding
+from nccllens.report.model import Finding, JobModel, RankStatus
 
 PROBLEMS: list[str] = []  # analyses that raised (a bug): reported by tests, never fatal to a run
 
 
-def run_all(events: pl.DataFrame, lang: str = "en") -> list[Finding]:
+def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
+            status: list[RankStatus] | None = None) -> list[Finding]:
+    """Every analysis's findings. ``job`` and ``status`` are ``build_job(events)`` and
+    ``rank_status(events, job)`` when the caller has them already (``run_analysis`` does)."""
     from nccllens.analyses import (
         collectives,
         config_diff,
@@ -30,8 +33,8 @@ def run_all(events: pl.DataFrame, lang: str = "en") -> list[Finding]:
     if not events.height:
         return []
     events = normalize(events)
-    job = build_job(events)
-    status = rank_status(events, job)
+    job = build_job(events) if job is None else job
+    status = rank_status(events, job) if status is None else status
     ws = world_size(events)
     hosts = rank_hosts(events)
     seen = set(job.ranks_seen)

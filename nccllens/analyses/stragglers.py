@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 import polars as pl
 
 from nccllens.analyses.common import make_finding
@@ -12,6 +14,18 @@ START_FAMILIES = ("torchrun", "nccl", "torch", "python")
 LATE_SECONDS = 60.0  # always late
 MIN_LATE_SECONDS = 10.0  # late if also > FACTOR x the others' typical lateness
 FACTOR = 5.0
+
+
+def typical_of_others(late: dict[str, float]) -> list[tuple[str, float, float]]:
+    """(host, its lateness, the median lateness of the other hosts), by host. The others' median is read
+    from one sorted list: leaving out a value at or before the middle moves the middle one place on."""
+    ordered = sorted(late.values())
+    middle = (len(ordered) - 1) // 2
+    out = []
+    for host, seconds in sorted(late.items()):
+        gone = bisect.bisect_left(ordered, seconds)
+        out.append((host, seconds, ordered[middle + 1] if gone <= middle else ordered[middle]))
+    return out
 
 
 def late_hosts(events: pl.DataFrame, lang: str) -> list[Finding]:
@@ -27,9 +41,7 @@ def late_hosts(events: pl.DataFrame, lang: str) -> list[Finding]:
     earliest = starts["ts"].min()
     late = {h: (t - earliest).total_seconds() for h, t in starts.select("host", "ts").iter_rows()}
     out = []
-    for host, seconds in sorted(late.items()):
-        others = sorted(v for h, v in late.items() if h != host)
-        typical = others[len(others) // 2]
+    for host, seconds, typical in typical_of_others(late):
         if seconds > LATE_SECONDS or (seconds >= MIN_LATE_SECONDS and seconds > FACTOR * typical):
             evidence = pl.concat([starts.filter(pl.col("host") == host), starts.sort("ts").head(1)])
             rank_rows = events.filter((pl.col("host") == host) & pl.col("rank").is_not_null())
