@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from report_builders import big_report, healthy_report, unknown_report, xid_report
 from schema_check import problems
 
@@ -67,3 +69,19 @@ def test_json_text_is_the_dictionary_dumped_with_indent_2(build, lang, hostile):
     if hostile:  # newlines, U+2028 and quotes in log text must not upset the indentation
         report.findings[0].evidence[0].text = 'a\nb\u2028c "d"\r\n'
     assert report.to_json() == json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    | st.dictionaries(st.integers(), inner, max_size=2),  # non-text keys: the standard encoder's job
+    max_leaves=20)
+
+
+@given(_JSON_VALUES, st.integers(0, 3))
+def test_values_are_written_as_json_dumps_writes_them(value, level):
+    from nccllens.report.json_out import _value
+
+    expected = json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + "  " * level)
+    assert _value(value, level) == expected
