@@ -8,7 +8,12 @@ Order of evidence (a value the line itself states is never overwritten):
    (host, local rank, attempt) → rank;
 3. a file (not an agent's console) whose ranked events all name one rank: that rank for its other
    worker lines;
-4. per file, a host named by any of its events fills events without one.
+4. per file, a host named by any of its events fills events without one;
+5. in an agent's console whose worker lines carry no rank prefix (torch <= 2.2 without ``--tee``),
+   the one Python traceback printed before the agent reports its workers' exits belongs to the one
+   worker that exited with a positive code (an uncaught exception exits 1; the others are killed by
+   signals). Two tracebacks there (two workers raised; the agent killed the second before it
+   exited) stay without a rank.
 All steps are joins and window expressions on the event table.
 """
 
@@ -36,7 +41,8 @@ def _fill_from(events: pl.DataFrame, mapping: pl.DataFrame, keys: list[str], tar
         f"{target}_map")
 
 
-_USED = ("file", "host", "pid", "rank", "local_rank", "family", "kind", "pci", "nranks", "key")
+_USED = ("file", "line", "host", "pid", "rank", "local_rank", "family", "kind", "pci", "nranks", "key", "exit_code")
+_TRACEBACKS = ("python.traceback", "python.exception")
 
 
 def attribute(events: pl.DataFrame) -> pl.DataFrame:
@@ -101,4 +107,24 @@ def _attributed(events: pl.DataFrame) -> pl.DataFrame:
     if hosts.height:
         events = events.join(hosts, on="file", how="left", maintain_order="left").with_columns(
             pl.coalesce("host", "fhost").alias("host")).drop("fhost")
-    return events
+    return _exception_rank(events)
+
+
+def _exception_rank(events: pl.DataFrame) -> pl.DataFrame:
+    """5. The rank of the one rank-less traceback in an agent's console that comes before the agent's
+    report of its workers' exits: the one worker that exited with a positive code there."""
+    exited = (
+        events.filter((pl.col("kind") == "torchrun.worker_failed") & (pl.col("exit_code") > 0)
+                      & pl.col("rank").is_not_null())
+        .group_by("file").agg(pl.col("rank").n_unique().alias("n"), pl.col("rank").first().alias("exited"),
+                              pl.col("line").min().alias("reported_at"))
+        .filter(pl.col("n") == 1).select("file", "exited", "reported_at")
+    )
+    if not exited.height:
+        return events
+    joined = events.join(exited, on="file", how="left", maintain_order="left")
+    own = (pl.col("kind").is_in(_TRACEBACKS) & pl.col("rank").is_null()
+           & (pl.col("line") < pl.col("reported_at")).fill_null(False))
+    only = own & (own.sum().over("file") == 1)
+    return (joined.with_columns(pl.when(only).then(pl.col("exited")).otherwise(pl.col("rank")).alias("rank"))
+            .drop("exited", "reported_at"))
