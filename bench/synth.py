@@ -2,9 +2,14 @@
 
     python bench/synth.py OUT --ranks 512 --hosts 64 --fault xid79 --bytes 1G
 
+    python bench/synth.py OUT --ranks 64 --hosts 8 --fault exception --torch 2.1 --nccl 2.17 --log-dir
+
 Layout (what a user collects): ``<host>/console.log`` (torchrun console, ``[rankN]:`` prefixes),
 ``<host>/nccl.<host>.<pid>.log`` (``NCCL_DEBUG_FILE`` per rank, NCCL_DEBUG=INFO with COLL),
 ``<host>/dmesg.txt`` (``dmesg -T``), and ``expected.toml`` with the verdict the fault should get.
+With ``--log-dir`` the workers' own output goes where torchrun ``--log-dir`` puts it,
+``<host>/torchrun/none_<id>/attempt_0/<local_rank>/{stdout,stderr}.log``, and the console keeps the
+agent's lines. ``--torch`` and ``--nccl`` choose the format generation (``synth_formats``).
 Every file starts with a line saying it is synthetic.
 """
 
@@ -28,8 +33,10 @@ def _size(text: str) -> int:
 
 
 class Job:
-    def __init__(self, ranks: int, hosts: int, fault: str, seed: int, per_rank_bytes: int = 0):
+    def __init__(self, ranks: int, hosts: int, fault: str, seed: int, per_rank_bytes: int = 0,
+                 torch: str = "2.4", nccl: str = "2.21"):
         self.n, self.h, self.fault = ranks, hosts, fault
+        self.torch, self.nccl = torch, nccl
         self.local = ranks // hosts
         rnd = random.Random(seed)
         self.bad_host = rnd.randrange(1, hosts) if hosts > 1 else 0
@@ -68,7 +75,7 @@ def _write_rank_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> Non
     hi, dev = divmod(rank, job.local)
     host, pid = job.host(hi), job.pid(rank)
     comm = f"0x55d0c8{rank % 4096:04x}0"
-    lines = f.nccl_init(host, pid, dev, rank, job.n, job.h, job.local, comm, job.comm_id, job.ip(hi))
+    lines = f.nccl_init(host, pid, dev, rank, job.n, job.h, job.local, comm, job.comm_id, job.ip(hi), job.nccl)
     with open(out / host / f"nccl.{host}.{pid}.log", "w") as fh:
         fh.write(f.MARK)
         fh.write("\n".join(lines) + "\n")
@@ -89,44 +96,53 @@ def _write_rank_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> Non
         if block:
             fh.write("\n".join(block) + "\n")
         if job.fault == "ib" and hi == job.bad_host:
-            fh.write("\n".join(f.ib_completion_warn(host, pid, dev, job.ip((hi + 1) % job.h))) + "\n")
+            fh.write("\n".join(f.ib_completion_warn(host, pid, dev, job.ip((hi + 1) % job.h), job.nccl)) + "\n")
 
 
-def _console(job: Job, hi: int, late: timedelta) -> list[str]:
-    agent = 30000 + hi
+def _console(job: Job, hi: int, late: timedelta) -> tuple[list[str], dict[int, list[str]], dict[int, list[str]],
+                                                          list[str]]:
+    """The node's agent lines before the workers' output, each local rank's stderr and stdout lines,
+    and the agent's lines after them."""
+    agent, tv = 30000 + hi, job.torch
     t = T0 + late
-    lines = [f.pylog("W", t, agent, "torch/distributed/run.py:793") + "*" * 41,
-             f.pylog("W", t, agent, "torch/distributed/run.py:793") + "Setting OMP_NUM_THREADS environment variable "
-             "for each process to be 1 in default, to avoid your system being overloaded, please further tune the "
-             "variable for optimal performance in your application as needed. "]
-    lines += f.rendezvous(t + timedelta(seconds=1), agent, hi, job.h,
-                          list(range(hi * job.local, (hi + 1) * job.local)), job.n)
-    for step in range(100, 1001, 100):
-        if hi == job.h - 1:
-            lines.append(f"[rank{job.n - 1}]: step {step} loss {2.0 + 1.0 / step:.4f}")  # the training script's own print
+    run = "torch.distributed.run"
+    head = [f.pylog("W", t, agent, "torch/distributed/run.py:793", tv, run) + "*" * 41,
+            f.pylog("W", t, agent, "torch/distributed/run.py:793", tv, run) + "Setting OMP_NUM_THREADS environment "
+            "variable for each process to be 1 in default, to avoid your system being overloaded, please further "
+            "tune the variable for optimal performance in your application as needed. "]
+    head += f.rendezvous(t + timedelta(seconds=1), agent, hi, job.h,
+                         list(range(hi * job.local, (hi + 1) * job.local)), job.n, tv)
+    ranks = range(hi * job.local, (hi + 1) * job.local)
+    err: dict[int, list[str]] = {r: [] for r in ranks}
+    out: dict[int, list[str]] = {r: [] for r in ranks}
+    if hi == job.h - 1:
+        last = job.n - 1
+        pre = f"[rank{last}]: " if f._at_least(tv, "2.3") else ""  # the training script's own print
+        out[last] += [f"{pre}step {step} loss {2.0 + 1.0 / step:.4f}" for step in range(100, 1001, 100)]
     watch_t = job.t_fault + timedelta(milliseconds=TIMEOUT_MS + 17)
     if job.fault in ("none", "straggler"):
-        return lines
-    for rank in range(hi * job.local, (hi + 1) * job.local):
+        return head, err, out, []
+    for rank in ranks:
         if rank == job.bad_rank and job.fault in ("gpu_oom", "exception"):
             exc = (["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
                     "capacity of 79.10 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has "
                     "77.86 GiB memory in use."] if job.fault == "gpu_oom" else ["KeyError: 'input_ids'"])
-            lines += f.traceback(rank, exc, [("/workspace/train.py", 212, "<module>", "main()"),
-                                             ("/workspace/train.py", 187, "main", "loss = step(model, batch)")])
+            err[rank] += f.traceback(rank, exc, [("/workspace/train.py", 212, "<module>", "main()"),
+                                                 ("/workspace/train.py", 187, "main", "loss = step(model, batch)")], tv)
             continue
         if rank == job.bad_rank and job.fault in ("xid79", "host_oom"):
             continue
         op = "BROADCAST" if (job.fault == "divergence" and rank == job.bad_rank) else "ALLREDUCE"
-        lines += f.watchdog(rank, watch_t, job.fail_seq, op, TIMEOUT_MS, job.fail_seq - 1)
+        err[rank] += f.watchdog(rank, watch_t, job.fail_seq, op, TIMEOUT_MS, job.fail_seq - 1, tv)
     end = watch_t + timedelta(seconds=3)
+    tail = []
     for lr in range(job.local):
         rank = hi * job.local + lr
         code = -9 if (job.fault == "host_oom" and rank == job.bad_rank) else -6
         if rank == job.bad_rank and job.fault in ("gpu_oom", "exception"):
             code = 1
-        lines.append(f.agent_failed(end, agent, code, lr, job.pid(rank)))
-    return lines
+        tail.append(f.agent_failed(end, agent, code, lr, job.pid(rank), tv))
+    return head, err, out, tail
 
 
 def _dmesg(job: Job, hi: int) -> list[str]:
@@ -140,16 +156,33 @@ def _dmesg(job: Job, hi: int) -> list[str]:
     return lines
 
 
-def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, seed: int = 7) -> Path:
+def _write_node_output(job: Job, hi: int, host_dir: Path, late: timedelta, log_dir: bool) -> None:
+    head, err, out, tail = _console(job, hi, late)
+    if not log_dir:  # the console interleaves the workers' output (here: rank by rank) between the agent's
+        workers = [x for r in sorted(out) for x in out[r]] + [x for r in sorted(err) for x in err[r]]
+        (host_dir / "console.log").write_text(f.MARK + "\n".join(head + workers + tail) + "\n")
+        return
+    (host_dir / "console.log").write_text(f.MARK + "\n".join(head + tail) + "\n")
+    run = host_dir / "torchrun" / f"none_{job.run_suffix}" / "attempt_0"  # <log_dir>/<run_id>_<rand>/attempt_<n>
+    for rank in sorted(err):
+        rank_dir = run / str(rank - hi * job.local)
+        rank_dir.mkdir(parents=True, exist_ok=True)
+        (rank_dir / "stderr.log").write_text(f.MARK + "".join(x + "\n" for x in err[rank]))
+        (rank_dir / "stdout.log").write_text(f.MARK + "".join(x + "\n" for x in out[rank]))
+
+
+def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, seed: int = 7, torch: str = "2.4",
+              nccl: str = "2.21", log_dir: bool = False) -> Path:
     per_rank = total_bytes // max(ranks, 1)
-    job = Job(ranks, hosts, fault, seed, per_rank)
+    job = Job(ranks, hosts, fault, seed, per_rank, torch, nccl)
+    job.run_suffix = f"{random.Random(seed).getrandbits(32):08x}"
     for hi in range(hosts):
         if fault == "missing_node" and hi == job.bad_host:
             continue
         host_dir = out / job.host(hi)
         host_dir.mkdir(parents=True, exist_ok=True)
         late = timedelta(minutes=5) if (fault == "straggler" and hi == job.bad_host) else timedelta(0)
-        (host_dir / "console.log").write_text(f.MARK + "\n".join(_console(job, hi, late)) + "\n")
+        _write_node_output(job, hi, host_dir, late, log_dir)
         (host_dir / "dmesg.txt").write_text(f.MARK + "\n".join(_dmesg(job, hi)) + "\n")
         for rank in range(hi * job.local, (hi + 1) * job.local):
             _write_rank_nccl(job, rank, out, per_rank)
@@ -157,7 +190,8 @@ def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, s
     (out / "expected.toml").write_text(
         f'{f.MARK}scenario = "synth_{fault}_{ranks}r"\nprovoked = "{fault} injected by bench/synth.py"\n'
         f'category = "{category}"\nculprit_ranks = {culprit_ranks}\nculprit_hosts = {culprit_hosts!r}\n'
-        f'healthy = {str(fault == "none").lower()}\nsynthetic = true\n'.replace("'", '"'))
+        f'healthy = {str(fault == "none").lower()}\nsynthetic = true\ntorch_format = "{torch}"\n'
+        f'nccl_format = "{nccl}"\nlog_dir = {str(log_dir).lower()}\n'.replace("'", '"'))
     return out
 
 
@@ -169,8 +203,11 @@ def main() -> None:
     ap.add_argument("--fault", choices=FAULTS, default="xid79")
     ap.add_argument("--bytes", default="1M", help="total size, e.g. 1G")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--torch", choices=f.TORCH, default="2.4", help="PyTorch format generation (first version of it)")
+    ap.add_argument("--nccl", choices=f.NCCL, default="2.21", help="NCCL format generation (first version of it)")
+    ap.add_argument("--log-dir", action="store_true", help="workers' output in torchrun --log-dir trees")
     a = ap.parse_args()
-    write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed)
+    write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed, a.torch, a.nccl, a.log_dir)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Each injected fault of the cluster-log synthesiser is the top finding, with its culprit, at 8, 512
-and 4,096 ranks (small corpora; bench/run.py repeats the check at 1 GiB and 10 GiB)."""
+and 4,096 ranks (small corpora; bench/run.py repeats the check at 1 GiB and 10 GiB), and in every
+format generation the synthesiser writes (PyTorch 2.1-2.13, NCCL 2.17-2.25, with and without torchrun
+--log-dir trees)."""
 
 from __future__ import annotations
 
@@ -22,13 +24,18 @@ CASES = [(fault, 8, 2) for fault in synth.FAULTS] + [
     ("xid79", 512, 64), ("exception", 512, 64), ("host_oom", 512, 64), ("ib", 512, 64),
     ("divergence", 512, 64), ("xid79", 4096, 512),
 ]
+# format generations (synth_formats.TORCH / NCCL) and torchrun --log-dir trees: every fault in the oldest
+# formats with one console per node, every fault in the newest with per-rank stderr files, and each
+# generation with the faults whose lines it changes
+FORMATS = ([(fault, "2.1", "2.17", False) for fault in synth.FAULTS]
+           + [(fault, "2.7", "2.23", True) for fault in synth.FAULTS]
+           + [(fault, torch, "2.21", False) for torch in ("2.3", "2.7") for fault in ("exception", "divergence")]
+           + [("ib", "2.4", nccl, False) for nccl in ("2.17", "2.23")]
+           + [("gpu_oom", "2.4", "2.21", True)])
 
 
-@pytest.mark.parametrize(("fault", "ranks", "hosts"), CASES, ids=[f"{f}-{r}r" for f, r, _ in CASES])
-def test_injected_fault_is_the_top_finding(tmp_path, fault, ranks, hosts):
-    out = synth.write_job(tmp_path / "job", ranks, hosts, fault, total_bytes=ranks * 400)
+def _check(out, report):
     expected = tomllib.loads((out / "expected.toml").read_text())
-    report = nccllens.analyze([str(out)])
     assert report.verdict.category == expected["category"], report.verdict.summary
     if expected["category"] == "none":
         assert not [f for f in report.findings if f.severity in ("critical", "error")]
@@ -42,3 +49,26 @@ def test_injected_fault_is_the_top_finding(tmp_path, fault, ranks, hosts):
     assert sorted(top.hosts) == sorted(expected["culprit_hosts"]), top.title
     if expected["culprit_ranks"]:
         assert sorted(top.ranks) == sorted(expected["culprit_ranks"]), top.title
+
+
+@pytest.mark.parametrize(("fault", "torch", "nccl", "log_dir"), FORMATS,
+                         ids=[f"{f}-torch{t}-nccl{n}{'-logdir' if d else ''}" for f, t, n, d in FORMATS])
+def test_injected_fault_is_the_top_finding_in_every_format_generation(tmp_path, fault, torch, nccl, log_dir):
+    out = synth.write_job(tmp_path / "job", 16, 2, fault, total_bytes=16 * 400, torch=torch, nccl=nccl,
+                          log_dir=log_dir)
+    _check(out, nccllens.analyze([str(out)]))
+
+
+def test_log_dir_trees_hold_the_workers_output_where_torchrun_puts_it(tmp_path):
+    out = synth.write_job(tmp_path / "job", 16, 2, "exception", total_bytes=16 * 400, log_dir=True)
+    stderr = sorted(out.glob("gpu-node-001/torchrun/none_*/attempt_0/*/stderr.log"))
+    assert [p.parent.name for p in stderr] == [str(i) for i in range(8)]
+    assert all(p.read_text().startswith("# synthetic") for p in stderr)
+    assert "Traceback" not in (out / "gpu-node-001" / "console.log").read_text()
+    assert "KeyError: 'input_ids'" in (stderr[2]).read_text()  # rank 10 = local rank 2 of the second node
+
+
+@pytest.mark.parametrize(("fault", "ranks", "hosts"), CASES, ids=[f"{f}-{r}r" for f, r, _ in CASES])
+def test_injected_fault_is_the_top_finding(tmp_path, fault, ranks, hosts):
+    out = synth.write_job(tmp_path / "job", ranks, hosts, fault, total_bytes=ranks * 400)
+    _check(out, nccllens.analyze([str(out)]))
