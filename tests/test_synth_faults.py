@@ -22,7 +22,7 @@ else:  # pragma: no cover
 
 CASES = [(fault, 8, 2) for fault in synth.FAULTS] + [
     ("xid79", 512, 64), ("exception", 512, 64), ("host_oom", 512, 64), ("ib", 512, 64),
-    ("divergence", 512, 64), ("xid79", 4096, 512),
+    ("divergence", 512, 64), ("missing_node", 512, 64), ("straggler", 512, 64), ("xid79", 4096, 512),
 ]
 # format generations (synth_formats.TORCH / NCCL) and torchrun --log-dir trees: every fault in the oldest
 # formats with one console per node, every fault in the newest with per-rank stderr files, and each
