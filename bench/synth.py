@@ -46,6 +46,7 @@ class Job:
         self.fail_seq = max(4000, per_rank_bytes // 180 + 10)
         self.t_fault = T0 + timedelta(minutes=30)
         self.comm_id = f"{rnd.getrandbits(64):016x}"
+        self.run_suffix = f"{random.Random(seed).getrandbits(32):08x}"  # torchrun's <run_id>_<random> folder
 
     def host(self, i: int) -> str:
         return f"gpu-node-{i:03d}"
@@ -181,7 +182,6 @@ def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, s
               nccl: str = "2.21", log_dir: bool = False) -> Path:
     per_rank = total_bytes // max(ranks, 1)
     job = Job(ranks, hosts, fault, seed, per_rank, torch, nccl)
-    job.run_suffix = f"{random.Random(seed).getrandbits(32):08x}"
     for hi in range(hosts):
         if fault == "missing_node" and hi == job.bad_host:
             continue
