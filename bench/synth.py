@@ -64,11 +64,13 @@ class Job:
         # when they are a small part of the job; when they are more than a quarter of it (2 nodes),
         # missing logs are likelier than a culprit, and nobody is blamed (analyses.collectives)
         missing = "unknown" if len(node) > max(1, NEVER_SEEN_SHARE * self.n) else "rank_divergence"
+        # two ranks stuck in different collectives: no majority tells which one diverged
+        odd = ([bad_rank], [bad_host]) if self.n > 2 else (list(range(self.n)), sorted({self.host(0), self.host(self.h - 1)}))
         return {
             "xid79": ("gpu_hardware", [bad_rank], [bad_host]),
             "gpu_oom": ("gpu_oom", [bad_rank], [bad_host]),
             "exception": ("application_error", [bad_rank], [bad_host]),
-            "divergence": ("rank_divergence", [bad_rank], [bad_host]),
+            "divergence": ("rank_divergence", *odd),
             "ib": ("ib_fabric", [], [bad_host]),
             "missing_node": (missing, node, []),
             "straggler": ("straggler", list(range(self.bad_host * self.local, (self.bad_host + 1) * self.local)),
@@ -178,8 +180,26 @@ def _write_node_output(job: Job, hi: int, host_dir: Path, late: timedelta, log_d
         (rank_dir / "stdout.log").write_text(f.MARK + "".join(x + "\n" for x in out[rank]))
 
 
+NEEDS = {"divergence": (2, 1), "missing_node": (2, 2), "straggler": (2, 2), "ib": (2, 2)}  # fault: (ranks, hosts)
+
+
+def check_job(ranks: int, hosts: int, fault: str) -> str | None:
+    """Why these cannot make a job with this fault (None when they can)."""
+    if fault not in FAULTS:
+        return f"unknown fault {fault!r} (one of {', '.join(FAULTS)})"
+    if hosts < 1 or ranks < hosts or ranks % hosts:
+        return f"{ranks} ranks cannot be spread evenly over {hosts} host(s)"
+    need_ranks, need_hosts = NEEDS.get(fault, (1, 1))
+    if ranks < need_ranks or hosts < need_hosts:
+        return f"fault {fault!r} needs at least {need_ranks} ranks on {need_hosts} host(s)"
+    return None
+
+
 def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, seed: int = 7, torch: str = "2.4",
               nccl: str = "2.21", log_dir: bool = False) -> Path:
+    problem = check_job(ranks, hosts, fault)
+    if problem:
+        raise ValueError(problem)
     per_rank = total_bytes // max(ranks, 1)
     job = Job(ranks, hosts, fault, seed, per_rank, torch, nccl)
     for hi in range(hosts):
@@ -213,6 +233,9 @@ def main() -> None:
     ap.add_argument("--nccl", choices=f.NCCL, default="2.21", help="NCCL format generation (first version of it)")
     ap.add_argument("--log-dir", action="store_true", help="workers' output in torchrun --log-dir trees")
     a = ap.parse_args()
+    problem = check_job(a.ranks, a.hosts, a.fault)
+    if problem:
+        ap.error(problem)
     write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed, a.torch, a.nccl, a.log_dir)
 
 

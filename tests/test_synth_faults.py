@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import nccllens
+from nccllens.rank_ranges import compact_ranks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import synth  # noqa: E402
@@ -41,8 +42,7 @@ def _check(out, report):
         assert not [f for f in report.findings if f.severity in ("critical", "error")]
         return
     if expected["category"] == "unknown":  # the missing node: say whose logs are missing, blame nobody
-        first, last = expected["culprit_ranks"][0], expected["culprit_ranks"][-1]
-        assert f"{first}-{last}" in report.verdict.summary
+        assert compact_ranks(expected["culprit_ranks"]) in report.verdict.summary
         return
     top = report.findings[0]
     assert top.role == "cause"
@@ -72,3 +72,28 @@ def test_log_dir_trees_hold_the_workers_output_where_torchrun_puts_it(tmp_path):
 def test_injected_fault_is_the_top_finding(tmp_path, fault, ranks, hosts):
     out = synth.write_job(tmp_path / "job", ranks, hosts, fault, total_bytes=ranks * 400)
     _check(out, nccllens.analyze([str(out)]))
+
+
+# odd layouts: one host, one rank per host, three hosts, two ranks in all (no majority to tell which
+# of two diverging ranks is the odd one: both are named)
+LAYOUTS = [("exception", 8, 1, "2.1", "2.17", False), ("xid79", 3, 3, "2.3", "2.23", True),
+           ("divergence", 2, 1, "2.7", "2.21", False), ("divergence", 2, 2, "2.4", "2.17", True),
+           ("missing_node", 6, 3, "2.4", "2.17", True), ("missing_node", 4, 2, "2.1", "2.23", False),
+           ("host_oom", 6, 3, "2.1", "2.21", True), ("ib", 4, 2, "2.7", "2.17", False)]
+
+
+@pytest.mark.parametrize(("fault", "ranks", "hosts", "torch", "nccl", "log_dir"), LAYOUTS,
+                         ids=[f"{f}-{r}r{h}h-torch{t}-nccl{n}{'-logdir' if d else ''}" for f, r, h, t, n, d in LAYOUTS])
+def test_injected_fault_is_the_top_finding_in_odd_layouts(tmp_path, fault, ranks, hosts, torch, nccl, log_dir):
+    out = synth.write_job(tmp_path / "job", ranks, hosts, fault, total_bytes=ranks * 400, torch=torch, nccl=nccl,
+                          log_dir=log_dir)
+    _check(out, nccllens.analyze([str(out)]))
+
+
+@pytest.mark.parametrize(("ranks", "hosts", "fault", "says"), [
+    (1, 1, "divergence", "needs at least 2 ranks"), (8, 1, "missing_node", "on 2 host(s)"),
+    (6, 4, "xid79", "cannot be spread evenly"), (8, 2, "meteor", "unknown fault")])
+def test_the_synthesiser_refuses_jobs_its_fault_cannot_happen_in(tmp_path, ranks, hosts, fault, says):
+    assert says in synth.check_job(ranks, hosts, fault)
+    with pytest.raises(ValueError, match="needs|spread|unknown"):
+        synth.write_job(tmp_path / "job", ranks, hosts, fault, total_bytes=1000)
