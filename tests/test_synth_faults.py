@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import nccllens
 from nccllens.rank_ranges import compact_ranks
@@ -97,3 +99,22 @@ def test_the_synthesiser_refuses_jobs_its_fault_cannot_happen_in(tmp_path, ranks
     assert says in synth.check_job(ranks, hosts, fault)
     with pytest.raises(ValueError, match="needs|spread|unknown"):
         synth.write_job(tmp_path / "job", ranks, hosts, fault, total_bytes=1000)
+
+
+@st.composite
+def _jobs(draw):
+    hosts = draw(st.sampled_from([1, 2, 3, 4, 8]))
+    ranks = hosts * draw(st.sampled_from([1, 2, 4, 8]))
+    fault = draw(st.sampled_from([f for f in synth.FAULTS if synth.check_job(ranks, hosts, f) is None]))
+    return (ranks, hosts, fault, draw(st.sampled_from(synth.f.TORCH)), draw(st.sampled_from(synth.f.NCCL)),
+            draw(st.booleans()), draw(st.integers(0, 999)))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(_jobs())
+def test_any_small_synthetic_job_gets_its_fault_as_the_top_finding(tmp_path_factory, job):
+    ranks, hosts, fault, torch, nccl, log_dir, seed = job
+    out = synth.write_job(tmp_path_factory.mktemp("job") / "job", ranks, hosts, fault, total_bytes=ranks * 400,
+                          seed=seed, torch=torch, nccl=nccl, log_dir=log_dir)
+    _check(out, nccllens.analyze([str(out)]))
