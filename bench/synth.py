@@ -9,7 +9,8 @@ Layout (what a user collects): ``<host>/console.log`` (torchrun console, ``[rank
 ``<host>/dmesg.txt`` (``dmesg -T``), and ``expected.toml`` with the verdict the fault should get.
 With ``--log-dir`` the workers' own output goes where torchrun ``--log-dir`` puts it,
 ``<host>/torchrun/none_<id>/attempt_0/<local_rank>/{stdout,stderr}.log``, and the console keeps the
-agent's lines. ``--torch`` and ``--nccl`` choose the format generation (``synth_formats``).
+agent's lines; ``--tee`` shows the workers' output on the console too, each line after torchrun's
+``[default<local_rank>]:``. ``--torch`` and ``--nccl`` choose the format generation (``synth_formats``).
 Every file starts with a line saying it is synthetic.
 """
 
@@ -165,13 +166,19 @@ def _dmesg(job: Job, hi: int) -> list[str]:
     return lines
 
 
-def _write_node_output(job: Job, hi: int, host_dir: Path, late: timedelta, log_dir: bool) -> None:
+def _write_node_output(job: Job, hi: int, host_dir: Path, late: timedelta, log_dir: bool, tee: bool) -> None:
     head, err, out, tail = _console(job, hi, late)
-    if not log_dir:  # the console interleaves the workers' output (here: rank by rank) between the agent's
-        workers = [x for r in sorted(out) for x in out[r]] + [x for r in sorted(err) for x in err[r]]
-        (host_dir / "console.log").write_text(f.MARK + "\n".join(head + workers + tail) + "\n")
+
+    def shown(rank: int, lines: list[str]) -> list[str]:  # torchrun --tee: TailLog's "[{role}{local_rank}]:"
+        return [f"[default{rank - hi * job.local}]:{x}" for x in lines] if tee else lines
+
+    # the console interleaves the workers' output (here: rank by rank) between the agent's lines, unless
+    # it went only to the --log-dir files
+    workers = [x for r in sorted(out) for x in shown(r, out[r])] + [x for r in sorted(err) for x in shown(r, err[r])]
+    console = head + (workers if tee or not log_dir else []) + tail
+    (host_dir / "console.log").write_text(f.MARK + "\n".join(console) + "\n")
+    if not log_dir:
         return
-    (host_dir / "console.log").write_text(f.MARK + "\n".join(head + tail) + "\n")
     run = host_dir / "torchrun" / f"none_{job.run_suffix}" / "attempt_0"  # <log_dir>/<run_id>_<rand>/attempt_<n>
     for rank in sorted(err):
         rank_dir = run / str(rank - hi * job.local)
@@ -196,7 +203,7 @@ def check_job(ranks: int, hosts: int, fault: str) -> str | None:
 
 
 def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, seed: int = 7, torch: str = "2.4",
-              nccl: str = "2.21", log_dir: bool = False) -> Path:
+              nccl: str = "2.21", log_dir: bool = False, tee: bool = False) -> Path:
     problem = check_job(ranks, hosts, fault)
     if problem:
         raise ValueError(problem)
@@ -208,7 +215,7 @@ def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, s
         host_dir = out / job.host(hi)
         host_dir.mkdir(parents=True, exist_ok=True)
         late = timedelta(minutes=5) if (fault == "straggler" and hi == job.bad_host) else timedelta(0)
-        _write_node_output(job, hi, host_dir, late, log_dir)
+        _write_node_output(job, hi, host_dir, late, log_dir, tee)
         (host_dir / "dmesg.txt").write_text(f.MARK + "\n".join(_dmesg(job, hi)) + "\n")
         for rank in range(hi * job.local, (hi + 1) * job.local):
             _write_rank_nccl(job, rank, out, per_rank)
@@ -217,7 +224,7 @@ def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, s
         f'{f.MARK}scenario = "synth_{fault}_{ranks}r"\nprovoked = "{fault} injected by bench/synth.py"\n'
         f'category = "{category}"\nculprit_ranks = {culprit_ranks}\nculprit_hosts = {culprit_hosts!r}\n'
         f'healthy = {str(fault == "none").lower()}\nsynthetic = true\ntorch_format = "{torch}"\n'
-        f'nccl_format = "{nccl}"\nlog_dir = {str(log_dir).lower()}\n'.replace("'", '"'))
+        f'nccl_format = "{nccl}"\nlog_dir = {str(log_dir).lower()}\ntee = {str(tee).lower()}\n'.replace("'", '"'))
     return out
 
 
@@ -232,11 +239,13 @@ def main() -> None:
     ap.add_argument("--torch", choices=f.TORCH, default="2.4", help="PyTorch format generation (first version of it)")
     ap.add_argument("--nccl", choices=f.NCCL, default="2.21", help="NCCL format generation (first version of it)")
     ap.add_argument("--log-dir", action="store_true", help="workers' output in torchrun --log-dir trees")
+    ap.add_argument("--tee", action="store_true", help="workers' output also on the console, as torchrun --tee 3 shows "
+                    "it ([default<local_rank>]: before each line)")
     a = ap.parse_args()
     problem = check_job(a.ranks, a.hosts, a.fault)
     if problem:
         ap.error(problem)
-    write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed, a.torch, a.nccl, a.log_dir)
+    write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed, a.torch, a.nccl, a.log_dir, a.tee)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,14 @@ def test_injected_fault_is_the_top_finding_in_every_format_generation(tmp_path, 
     _check(out, nccllens.analyze([str(out)]))
 
 
+def test_tee_shows_the_workers_lines_on_the_console_after_their_local_rank(tmp_path):
+    out = synth.write_job(tmp_path / "job", 16, 2, "exception", total_bytes=16 * 400, log_dir=True, tee=True)
+    console = (out / "gpu-node-001" / "console.log").read_text()
+    assert "[default2]:[rank10]: KeyError: 'input_ids'" in console.splitlines()
+    assert "KeyError: 'input_ids'" in next(out.glob("gpu-node-001/torchrun/*/attempt_0/2/stderr.log")).read_text()
+    _check(out, nccllens.analyze([str(out)]))
+
+
 def test_log_dir_trees_hold_the_workers_output_where_torchrun_puts_it(tmp_path):
     out = synth.write_job(tmp_path / "job", 16, 2, "exception", total_bytes=16 * 400, log_dir=True)
     stderr = sorted(out.glob("gpu-node-001/torchrun/none_*/attempt_0/*/stderr.log"))
@@ -107,14 +115,14 @@ def _jobs(draw):
     ranks = hosts * draw(st.sampled_from([1, 2, 4, 8]))
     fault = draw(st.sampled_from([f for f in synth.FAULTS if synth.check_job(ranks, hosts, f) is None]))
     return (ranks, hosts, fault, draw(st.sampled_from(synth.f.TORCH)), draw(st.sampled_from(synth.f.NCCL)),
-            draw(st.booleans()), draw(st.integers(0, 999)))
+            draw(st.booleans()), draw(st.booleans()), draw(st.integers(0, 999)))
 
 
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(_jobs())
 def test_any_small_synthetic_job_gets_its_fault_as_the_top_finding(tmp_path_factory, job):
-    ranks, hosts, fault, torch, nccl, log_dir, seed = job
+    ranks, hosts, fault, torch, nccl, log_dir, tee, seed = job
     out = synth.write_job(tmp_path_factory.mktemp("job") / "job", ranks, hosts, fault, total_bytes=ranks * 400,
-                          seed=seed, torch=torch, nccl=nccl, log_dir=log_dir)
+                          seed=seed, torch=torch, nccl=nccl, log_dir=log_dir, tee=tee)
     _check(out, nccllens.analyze([str(out)]))
