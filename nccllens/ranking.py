@@ -25,31 +25,43 @@ SLACK = timedelta(seconds=2)
 SERIOUS = ("critical", "error")
 
 
-def _times(findings: list[Finding], events) -> dict[int, datetime | None]:
-    """Each finding's time: its evidence lines' (normalized) times, else the nearest earlier timed line."""
-    out: dict[int, datetime | None] = {}
+BORROW_SPAN = timedelta(seconds=60)  # an untimed line between timed lines further apart has no time to show
+
+
+def _times(findings: list[Finding], events) -> tuple[dict[int, datetime | None], dict[int, datetime | None]]:
+    """Each finding's time for ordering: its evidence lines' (normalized) times, else the nearest earlier
+    timed line of the same file (else the nearest later one). And the time to show: the same, except
+    for an untimed line between two timed lines more than BORROW_SPAN apart (a C++ line of torch <= 2.3
+    between the rendezvous and a timeout 30 minutes later has no time of its own, and showing the
+    rendezvous's would mislead); None leaves the finding's own."""
+    order: dict[int, datetime | None] = {}
+    shown: dict[int, datetime | None] = {}
     timed = None
     if events is not None and getattr(events, "height", 0):
         timed = (normalize(events).filter(pl.col("ts").is_not_null()).select("file", "line", "ts")
                  .sort(["file", "line"]))
     for i, f in enumerate(findings):
-        best = None
+        best = show = None
         if timed is not None and f.evidence:
             probe = pl.DataFrame({"file": [e.file for e in f.evidence], "line": [e.line for e in f.evidence]},
                                  schema={"file": pl.String, "line": pl.UInt32}).cast({"file": timed["file"].dtype}).sort(["file", "line"])
-            for strategy in ("backward", "forward"):
-                hit = probe.join_asof(timed, on="line", by="file", strategy=strategy, check_sortedness=False)
-                hit = hit["ts"].drop_nulls()
-                if len(hit):
-                    best = hit.min()
-                    break
+            back = probe.join_asof(timed, on="line", by="file", strategy="backward", check_sortedness=False)["ts"]
+            ahead = probe.join_asof(timed, on="line", by="file", strategy="forward", check_sortedness=False)["ts"]
+            hit = back.drop_nulls() if back.null_count() < len(back) else ahead.drop_nulls()
+            best = hit.min() if len(hit) else None
+            rows = list(zip(back.to_list(), ahead.to_list(), strict=True))
+            if any(b is not None for b, _ in rows):
+                sure = [b for b, a in rows if b is not None and (a is None or a - b <= BORROW_SPAN)]
+            else:
+                sure = [a for _, a in rows if a is not None]
+            show = min(sure) if sure else None
         if best is None and f.first_seen:
             try:
                 best = datetime.fromisoformat(f.first_seen)
             except ValueError:
                 best = None
-        out[i] = best
-    return out
+        order[i], shown[i] = best, show
+    return order, shown
 
 
 WEAK = 0.5  # a rule cause this unsure, naming no rank, is a consequence-like summary (exit code 1...)
@@ -79,12 +91,12 @@ def _refines(a: Finding, b: Finding) -> bool:
 
 def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: str) -> tuple[Verdict, list[Finding]]:
     job = job or JobModel()
-    times = _times(findings, events)
+    times, shown = _times(findings, events)
     specs = [set(f.explains) for f in findings]
-    for f, t in zip(findings, times.values(), strict=True):
+    for i, f in enumerate(findings):
         f.explains = []
-        if t is not None:
-            f.first_seen = t.isoformat()
+        if shown[i] is not None:
+            f.first_seen = shown[i].isoformat()
 
     def key(i: int):
         f, t = findings[i], times[i]

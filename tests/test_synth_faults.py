@@ -126,3 +126,14 @@ def test_any_small_synthetic_job_gets_its_fault_as_the_top_finding(tmp_path_fact
     out = synth.write_job(tmp_path_factory.mktemp("job") / "job", ranks, hosts, fault, total_bytes=ranks * 400,
                           seed=seed, torch=torch, nccl=nccl, log_dir=log_dir, tee=tee)
     _check(out, nccllens.analyze([str(out)]))
+
+
+def test_an_untimed_line_far_from_any_timed_one_shows_no_borrowed_time(tmp_path):
+    """torch 2.1 C++ lines carry no time: the watchdog timeout sits between the rendezvous (01:00:01)
+    and the agent's exit report (01:40:03); showing the rendezvous's time would put it 40 minutes early."""
+    out = synth.write_job(tmp_path / "job", 16, 2, "exception", total_bytes=16 * 400, torch="2.1")
+    report = nccllens.analyze([str(out)])
+    timeouts = [f for f in report.findings if f.rule == "NL-TORCH-001"]
+    assert timeouts and all(f.first_seen is None for f in timeouts)
+    agent = [f for f in report.findings if f.rule == "NL-JOB-006"]  # the agent's own, timed lines
+    assert agent and agent[0].first_seen.startswith("2026-11-22T01:40:03")
