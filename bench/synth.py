@@ -47,7 +47,7 @@ class Job:
         self.fail_seq = max(4000, per_rank_bytes // 180 + 10)
         self.t_fault = T0 + timedelta(minutes=30)
         self.comm_id = f"{rnd.getrandbits(64):016x}"
-        self.run_suffix = f"{random.Random(seed).getrandbits(32):08x}"  # torchrun's <run_id>_<random> folder
+        self.run_suffix = f"{rnd.getrandbits(32):08x}"  # torchrun's <run_id>_<random> folder
 
     def host(self, i: int) -> str:
         return f"gpu-node-{i:03d}"
@@ -66,7 +66,8 @@ class Job:
         # missing logs are likelier than a culprit, and nobody is blamed (analyses.collectives)
         missing = "unknown" if len(node) > max(1, NEVER_SEEN_SHARE * self.n) else "rank_divergence"
         # two ranks stuck in different collectives: no majority tells which one diverged
-        odd = ([bad_rank], [bad_host]) if self.n > 2 else (list(range(self.n)), sorted({self.host(0), self.host(self.h - 1)}))
+        everyone = (list(range(self.n)), sorted({self.host(r // self.local) for r in range(self.n)}))
+        odd = ([bad_rank], [bad_host]) if self.n > 2 else everyone
         return {
             "xid79": ("gpu_hardware", [bad_rank], [bad_host]),
             "gpu_oom": ("gpu_oom", [bad_rank], [bad_host]),
@@ -74,8 +75,7 @@ class Job:
             "divergence": ("rank_divergence", *odd),
             "ib": ("ib_fabric", [], [bad_host]),
             "missing_node": (missing, node, []),
-            "straggler": ("straggler", list(range(self.bad_host * self.local, (self.bad_host + 1) * self.local)),
-                          [bad_host]),
+            "straggler": ("straggler", node, [bad_host]),
             "host_oom": ("host_oom", [bad_rank], [bad_host]),
             "none": ("none", [], []),
         }[self.fault]
@@ -127,7 +127,7 @@ def _console(job: Job, hi: int, late: timedelta) -> tuple[list[str], dict[int, l
     out: dict[int, list[str]] = {r: [] for r in ranks}
     if hi == job.h - 1:
         last = job.n - 1
-        pre = f"[rank{last}]: " if f._at_least(tv, "2.3") else ""  # the training script's own print
+        pre = f.excepthook_prefix(last, tv)  # the training script's own print, as the job's consoles show it
         out[last] += [f"{pre}step {step} loss {2.0 + 1.0 / step:.4f}" for step in range(100, 1001, 100)]
     watch_t = job.t_fault + timedelta(milliseconds=TIMEOUT_MS + 17)
     if job.fault in ("none", "straggler"):

@@ -132,11 +132,14 @@ def work(seq: int, op: str, timeout_ms: int) -> str:
     return f"WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn=262144, NumelOut=262144, Timeout(ms)={timeout_ms})"
 
 
-_CPP_LINES = {  # ProcessGroupNCCL.cpp line numbers seen in real logs of each generation (shared/reference)
-    "2.1": {"watchdog": 475, "status": 0, "exception": 0, "down1": 489, "down2": 495},
-    "2.3": {"watchdog": 737, "status": 1387, "exception": 0, "down1": 577, "down2": 583},
+# ProcessGroupNCCL.cpp line numbers: values, not format. Where shared/reference quotes a real line of
+# the generation they are its (2.3: watchdog 737, tear-down 577; 2.4: all; 2.7: watchdog 632, status
+# 2271); the others are plausible neighbours.
+_CPP_LINES = {
+    "2.1": {"watchdog": 475, "down1": 489, "down2": 495},
+    "2.3": {"watchdog": 737, "status": 1387, "down1": 577, "down2": 583},
     "2.4": {"watchdog": 607, "status": 1709, "exception": 1664, "down1": 621, "down2": 627},
-    "2.7": {"watchdog": 632, "status": 2271, "exception": 0, "down1": 684, "down2": 690},
+    "2.7": {"watchdog": 632, "status": 2271, "down1": 684, "down2": 690},
 }
 
 
@@ -167,9 +170,14 @@ def watchdog(rank: int, ts: datetime, seq: int, op: str, timeout_ms: int, last_c
     return out
 
 
+def excepthook_prefix(rank: int, torch: str) -> str:
+    """``[rankN]: `` that the default PG's excepthook puts before a worker's Python output (2.3+)."""
+    return f"[rank{rank}]: " if _at_least(torch, "2.3") else ""
+
+
 def traceback(rank: int, exc_lines: list[str], frames: list[tuple[str, int, str, str]],
               torch: str = "2.4") -> list[str]:
-    pre = f"[rank{rank}]: " if _at_least(torch, "2.3") else ""  # the excepthook prefix, 2.3+
+    pre = excepthook_prefix(rank, torch)
     out = [f"{pre}Traceback (most recent call last):"]
     for path, line, func, code in frames:
         out += [f'{pre}  File "{path}", line {line}, in {func}', f"{pre}    {code}"]

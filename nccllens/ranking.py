@@ -47,13 +47,14 @@ def _times(findings: list[Finding], events) -> tuple[dict[int, datetime | None],
                                  schema={"file": pl.String, "line": pl.UInt32}).cast({"file": timed["file"].dtype}).sort(["file", "line"])
             back = probe.join_asof(timed, on="line", by="file", strategy="backward", check_sortedness=False)["ts"]
             ahead = probe.join_asof(timed, on="line", by="file", strategy="forward", check_sortedness=False)["ts"]
-            hit = back.drop_nulls() if back.null_count() < len(back) else ahead.drop_nulls()
-            best = hit.min() if len(hit) else None
             rows = list(zip(back.to_list(), ahead.to_list(), strict=True))
-            if any(b is not None for b, _ in rows):
+            earlier = [b for b, _ in rows if b is not None]
+            if earlier:
+                best = min(earlier)
                 sure = [b for b, a in rows if b is not None and (a is None or a - b <= BORROW_SPAN)]
             else:
                 sure = [a for _, a in rows if a is not None]
+                best = min(sure) if sure else None
             show = min(sure) if sure else None
         if best is None and f.first_seen:
             try:
