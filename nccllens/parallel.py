@@ -23,9 +23,7 @@ def warm_up() -> None:
 def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile]]:
     """Worker entry point: a batch of files on disk (picklable arguments only) → one event table for the
     batch, and what was read of each file."""
-    from pathlib import Path
-
-    from nccllens.ingest.sources import _file_sources
+    from nccllens.ingest.sources import reopen
     from nccllens.pipeline import _year_for, extract_source
     from nccllens.pipeline_batch import extract_small
     from nccllens.prefilter import learn_literals
@@ -33,7 +31,7 @@ def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile]]:
     files, pattern, rule_pattern, known = args
     if known:  # the patterns' literals, as the main process found them: no need to parse every pattern again
         learn_literals(known)
-    sources = [next(_file_sources(Path(fs), display)) for display, fs in files]
+    sources = [reopen(*file) for file in files]
     if len(sources) == 1:
         results = [extract_source(sources[0], pattern, rule_pattern)]
     else:

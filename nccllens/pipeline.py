@@ -225,7 +225,7 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
         index(mask_targets(rule_pattern))  # every pattern branch's literals, found once here
         plan_cache.save()
         known = known_literals() if pool else None  # for the workers; the first jobs reach each of them
-        args = [([(sources[i].path, sources[i].fs_path) for i in job], pattern, rule_pattern,
+        args = [([(sources[i].path, sources[i].fs_path, sources[i].size) for i in job], pattern, rule_pattern,
                  known if k < 4 * workers else None) for k, job in enumerate(jobs)]
         outputs = pool.map(_extract_job, args) if pool else map(_extract_job, args)
         frames, done, ordered = _reporting(outputs, jobs, sources, total, progress)

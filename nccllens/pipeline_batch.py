@@ -51,6 +51,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
 
     results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []
+    hints_of: dict[int, PathHints] = {}
     for i, src in enumerate(sources):
         try:
             data = b"".join(src.chunks())
@@ -60,7 +61,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         if data is None or kind != "log" or skip:
             results[i] = extract_source(src, pattern, rule_pattern)
             continue
-        hints = hints_for(src.path)
+        hints = hints_of[i] = hints_for(src.path)
         info = InputFile(path=src.path, kind="log", host=hints.host, rank=hints.rank)
         batch.append((i, data, info))
     data = None  # the loop's last file: its text lives on in ``batch`` only, which lets it go below
@@ -90,7 +91,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
-            hints = hints_for(sources[i].path)
+            hints = hints_of[i]
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1) if mine is not None else []
             per_file.append((k, lines, hints))
         everything = [ln for _, lines, _ in per_file for ln in lines]

@@ -10,6 +10,7 @@ Hints from a path are defaults: a line that names its own host or rank wins.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -38,22 +39,39 @@ class PathHints:
     attempt: int | None = None
 
 
+_SEPARATORS = re.compile(r"[/!]")
+_LOG_SUFFIXES = re.compile(r"(?:\.(?:log|txt|out|err|gz|json))+$", re.I)
+_NOISE_AFFIX = re.compile(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
+                          re.I)
+_STEM_PARTS = re.compile(r"[._]")
+
+
+def _hostlike(piece: str) -> bool:
+    return bool(piece) and not _NOISE_WORDS.match(piece) and not _NOT_HOSTS.match(piece) \
+        and bool(_HOSTLIKE.match(piece))
+
+
+@functools.lru_cache(maxsize=1024)
+def _folder_candidates(folder: str) -> tuple[str, ...]:
+    """The host-like names among a folder path's parts (the files of one folder share them)."""
+    return tuple(p for p in _SEPARATORS.split(folder) if p not in (".", "..") and _hostlike(p))
+
+
 def _host_candidates(path: str) -> list[str]:
-    parts = [p for p in re.split(r"[/!]", path) if p and p not in (".", "..")]
-    out = []
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        stem = re.sub(r"(?:\.(?:log|txt|out|err|gz|json))+$", "", part, flags=re.I) if last else part
-        pieces = [stem]
-        if last:
-            # dmesg-node07 / node07-dmesg: drop the noise word first
-            bare = re.sub(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
-                          "", stem, flags=re.I)
-            pieces = [bare, stem] + [p for p in re.split(r"[._]", stem) if p]
-        for piece in pieces:
-            if piece and not _NOISE_WORDS.match(piece) and not _NOT_HOSTS.match(piece) and _HOSTLIKE.match(piece):
-                out.append(piece)
-                break
+    folder, _, name = path.rpartition("/")
+    out = list(_folder_candidates(folder))
+    name = _SEPARATORS.split(name)
+    out += [p for p in name[:-1] if p not in (".", "..") and _hostlike(p)]
+    last = name[-1]
+    if last in ("", ".", ".."):
+        return out
+    stem = _LOG_SUFFIXES.sub("", last)
+    # dmesg-node07 / node07-dmesg: drop the noise word first
+    bare = _NOISE_AFFIX.sub("", stem)
+    for piece in [bare, stem, *_STEM_PARTS.split(stem)]:
+        if _hostlike(piece):
+            out.append(piece)
+            break
     return out
 
 

@@ -42,6 +42,8 @@ def looks_binary(head: bytes) -> bool:
     controls = len(sample) - len(sample.translate(None, _CONTROLS))
     if controls > len(sample) // 20:
         return True
+    if sample.isascii():  # nothing to decode badly
+        return False
     text = sample.decode("utf-8", errors="replace")
     return text.count("\ufffd") > len(text) // 10
 

@@ -46,7 +46,7 @@ class Source:
         return self.opener()
 
 
-def _file_chunks(path: Path) -> Callable[[], Iterator[bytes]]:
+def _file_chunks(path: Path | str) -> Callable[[], Iterator[bytes]]:
     def gen() -> Iterator[bytes]:
         with open(path, "rb") as fh:
             while block := fh.read(BLOCK):
@@ -139,6 +139,13 @@ def _file_sources(path: Path, display: str) -> Iterator[Source]:
         yield _gzip_source(path, display)
     else:
         yield Source(display, _file_chunks(path), path.stat().st_size, fs_path=str(path))
+
+
+def reopen(display: str, fs_path: str, size: int | None) -> Source:
+    """The source a walk found, again, from what it said of it (in a worker process: no stat, no Path)."""
+    if display.lower().endswith(".gz"):
+        return _gzip_source(Path(fs_path), display)
+    return Source(display, _file_chunks(fs_path), size, fs_path=fs_path)
 
 
 def _walk(root: Path, display: str, seen: set[str], count: list[int]) -> Iterator[Source]:
