@@ -1,7 +1,7 @@
 """Run rules over the event table: one polars pass for every rule, then the aggregate conditions.
 
-Per event, a rule selects ``kind in kinds AND message contains pattern AND every where``. All rules
-are evaluated together in one ``select`` (no Python loop over events). Per rule that selected
+Per event, a rule selects ``kind in kinds AND message contains pattern AND every where``. Rules are
+evaluated together in a few ``select`` passes (no Python loop over events). Per rule that selected
 anything, the aggregate conditions decide whether it fires: ``min_ranks``, ``min_hosts``,
 ``single_host``, then the conditions on other rules (``requires``, ``absent``, ``before``,
 ``after``), resolved in dependency order.
@@ -18,6 +18,7 @@ import polars as pl
 from nccllens.engine.patterns import combine
 from nccllens.engine.rule import Rule
 from nccllens.events import earliest_first
+from nccllens.regex_groups import GROUP_SIZE, pattern_groups
 
 _OPS = {
     "lt": lambda c, v: c < v,
@@ -135,17 +136,49 @@ class _Resolver:
         return True
 
 
+def _selections(rules: list[Rule], events: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Every rule's selected events, for the rules that select any. Rules with a pattern run their whole
+    selection only on the rows where their group's alternation (``pattern_groups``, as the extraction
+    uses) matches: a line only a few rules want is no longer searched by all of them (4,096 ranks:
+    150 patterns over 64,000 messages)."""
+    out: dict[str, pl.DataFrame] = {}
+    plain = [r for r in rules if not r.match.pattern]
+    patterned = [r for r in rules if r.match.pattern]
+    chunks = [patterned[i:i + GROUP_SIZE] for i in range(0, len(patterned), GROUP_SIZE)]
+    try:
+        groups = events.select([pl.col("message").str.contains(pattern_groups([r.match.pattern for r in chunk])[0])
+                                .fill_null(False).alias(f"_{k}") for k, chunk in enumerate(chunks)])
+    except pl.exceptions.PolarsError:  # an alternation the engine refuses: every rule on every row
+        plain, chunks, groups = rules, [], None
+    for k, chunk in enumerate(chunks):
+        rows = groups[f"_{k}"].arg_true()
+        if rows.len():
+            out.update(_selected(chunk, events, rows))
+    out.update(_selected(plain, events, None))
+    return {r.id: out[r.id] for r in rules if r.id in out}
+
+
+def _selected(rules: list[Rule], events: pl.DataFrame, rows: pl.Series | None) -> dict[str, pl.DataFrame]:
+    """The events each of ``rules`` selects, looking only at ``rows`` (None: all) and only at the columns
+    the rules read; the whole rows are gathered for the selected events alone."""
+    if not rules:
+        return {}
+    columns = sorted({"kind", "message"} | {c for r in rules for c in r.match.where})
+    table = events.select(columns) if rows is None else events.select(columns)[rows]
+    masks = table.select([rule_expr(r).alias(f"_{i}") for i, r in enumerate(rules)])
+    out = {}
+    for i, (rule, count) in enumerate(zip(rules, masks.sum().row(0), strict=True)):
+        if count:
+            picked = masks[f"_{i}"].arg_true() if rows is None else rows.filter(masks[f"_{i}"])
+            out[rule.id] = sort_earliest_first(events[picked])
+    return out
+
+
 def evaluate(rules: list[Rule], events: pl.DataFrame) -> list[RuleHit]:
     """The rules that fire on ``events``, each with its matched events; ordered by rule id."""
     if not rules or events.height == 0:
         return []
-    masks = events.select([rule_expr(r).alias(f"_{i}") for i, r in enumerate(rules)])
-    counts = masks.sum().row(0)
-    selected = {
-        rule.id: sort_earliest_first(events.filter(masks[f"_{i}"]))
-        for i, (rule, count) in enumerate(zip(rules, counts, strict=True))
-        if count
-    }
+    selected = _selections(rules, events)
     resolver = _Resolver(rules, selected)
     hits = [RuleHit(r, selected[r.id]) for r in rules if r.id in selected and resolver.fires(r.id)]
     return sorted(hits, key=lambda h: h.rule.id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from engine_helpers import IB_NONE, SOCKET, WATCHDOG, XID63, XID79, event, rule, table
 
 from nccllens.engine.match import combined_pattern, evaluate, rule_expr
@@ -124,3 +126,53 @@ def test_rule_expr_is_one_polars_expression():
     assert isinstance(expr, pl.Expr)
     out = table(event(XID79, kind="kernel.xid", xid=79), event(XID63, kind="kernel.xid", xid=63)).select(expr)
     assert out.to_series().to_list() == [True, False]
+
+
+def _alone(rules, events) -> dict[str, list[int]]:
+    """What each rule selects when it is evaluated by itself over every row (the reference)."""
+    out = {}
+    for r in rules:
+        picked = events.filter(rule_expr(r))
+        if picked.height:
+            out[r.id] = sorted(picked["line"].to_list())
+    return out
+
+
+def test_rules_in_groups_select_what_each_selects_alone():
+    # more rules than one alternation holds (GROUP_SIZE), patterns that overlap, kinds and where mixed in,
+    # a rule without a pattern: evaluating the groups first must not change any rule's events
+    from nccllens.regex_groups import GROUP_SIZE
+
+    events = table(
+        event(XID79, kind="kernel.xid", line=1, xid=79),
+        event(XID63, kind="kernel.xid", line=2, xid=63),
+        event(WATCHDOG, kind="torch.watchdog_timeout", line=3),
+        event(IB_NONE, kind="nccl.net_ib", line=4),
+        event(SOCKET, kind="nccl.using_network", line=5),
+        event("(?i) is not a pattern here", kind="other.text", line=6),
+    )
+    words = ["Xid", "fallen off", "Row Remapper", "Watchdog", "(?i)watchdog", "NET/IB", "No device",
+             "Socket", r"\d+ milliseconds", "^NVRM", "(?i)ROW remapper", "not a pattern"]
+    rules = [rule(f"TEST-X-{i:03d}", pattern=words[i % len(words)]) for i in range(2 * GROUP_SIZE + 5)]
+    rules += [rule("TEST-Y-001", kinds=["kernel.xid"], where={"xid": 79}),
+              rule("TEST-Y-002", kinds=["kernel.xid"], pattern="Remapper"),
+              rule("TEST-Y-003", pattern="timing out", where={"line": {"ge": 3}})]
+    assert {h: sorted(lines) for h, lines in fired(rules, events).items()} == _alone(rules, events)
+
+
+def test_packaged_rules_select_the_same_in_groups_on_a_real_job():
+    from nccllens.analysis import Options, load_rules
+    from nccllens.engine.match import _selections
+    from nccllens.pipeline import extract
+
+    rules = load_rules(Options())
+    fixtures = Path(__file__).parents[2] / "fixtures"
+    events, _ = extract([str(fixtures)], [r.match.pattern for r in rules if r.match.pattern], workers=0)
+
+    def spots(frame):
+        return sorted(zip(frame["file"].cast(str).to_list(), frame["line"].to_list(), strict=True))
+
+    expected = {r.id: spots(events.filter(rule_expr(r))) for r in rules}
+    expected = {rid: found for rid, found in expected.items() if found}
+    assert len(expected) > 20  # the fixtures exercise many rules
+    assert {rid: spots(frame) for rid, frame in _selections(rules, events).items()} == expected
