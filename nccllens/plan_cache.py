@@ -4,23 +4,16 @@ Finding the literals every pattern branch requires (``prefilter.literals_of``: ~
 by Python's regex parser) and choosing the keys (``prefilter_keys.key_groups``) cost about 0.3 s per
 run, on the main process, while the workers wait for the plan. Both are pure functions of their
 inputs and of the code that computes them, so their results are kept in one JSON file per version of
-that code, under ``$NCCLLENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/nccllens``, else
-``~/.cache/nccllens``. ``NCCLLENS_NO_CACHE=1`` turns it off. A file that cannot be read, parsed or
-written is ignored: the plan is then computed as without a cache.
+that code, in the cache folder (``cache_files``). A file that cannot be read, parsed or written is
+ignored: the plan is then computed as without a cache.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
-import json
-import os
-import sys
-import tempfile
 from pathlib import Path
 
-from nccllens import prefilter, prefilter_keys
+from nccllens import cache_files, prefilter, prefilter_keys
 from nccllens.parse import masks
 
 MAX_PATTERNS = 20_000  # past this many patterns (many custom rule sets) the cache is no longer extended
@@ -28,30 +21,14 @@ MAX_GROUPS = 16  # key choices kept (one per set of literals: per rule set); the
 _CODE = (prefilter, prefilter_keys, masks)  # the modules whose code decides the cached results
 
 
-def _directory() -> Path | None:
-    if os.environ.get("NCCLLENS_NO_CACHE"):
-        return None
-    where = os.environ.get("NCCLLENS_CACHE_DIR")
-    if where:
-        return Path(where)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "nccllens"
-
-
 @functools.lru_cache(maxsize=1)
 def _code_digest() -> str | None:
     """What names the cache file: the Python version and the code of ``_CODE`` (None: unreadable)."""
-    digest = hashlib.sha256(repr(sys.version_info[:2]).encode())
-    for module in _CODE:
-        try:
-            digest.update(Path(module.__file__).read_bytes())
-        except (OSError, TypeError):
-            return None
-    return digest.hexdigest()[:16]
+    return cache_files.code_digest(_CODE)
 
 
 def _path() -> Path | None:
-    directory, digest = _directory(), _code_digest()
+    directory, digest = cache_files.directory(), _code_digest()
     if directory is None or digest is None:
         return None
     return directory / f"plan-{digest}.json"
@@ -91,9 +68,9 @@ def load() -> None:
     if path is None:
         return
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = cache_files.read_json(path)
         literals, groups = _literals(data["literals"]), _groups(data["groups"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return
     prefilter.learn_literals(literals)
     prefilter_keys.learn_groups(groups)
@@ -112,15 +89,5 @@ def save() -> None:
     data = {"literals": {p: [None if f is None else sorted(f), ci] for p, (f, ci) in sorted(literals.items())},
             # in the order learnt (the cache's first, then this run's): the newest MAX_GROUPS are kept
             "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]]}
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plan-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False)
-        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+    if cache_files.write_json(path, data):
         _held = (len(literals), len(groups))
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)

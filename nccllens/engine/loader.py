@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nccllens
+from nccllens.engine import rule_cache
 from nccllens.engine.locate import KeyLines
 from nccllens.engine.patterns import check_patterns
 from nccllens.engine.rule import Rule, rule_from_dict
@@ -97,12 +98,21 @@ def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
     for d in dirs:
         wanted[Path(d).resolve()] = True
     loaded: list[_Loaded] = []
+    files: list[tuple[Path, bool]] = []
     for directory, report in wanted.items():
         if not directory.exists():
             shown = display_path(directory)
             loaded.append(_Loaded(directory, shown, "", None, [Problem(shown, 0, "no such rule directory")], report))
             continue
-        loaded.extend(_read(path, report) for path in _rule_files(directory))
+        files += [(path, report) for path in _rule_files(directory)]
+    name = None if loaded else rule_cache.key(files)
+    kept = rule_cache.get(name)
+    if kept is not None:
+        try:
+            return RuleSet(sorted((rule_from_dict(doc, path) for path, doc in kept), key=lambda r: r.id))
+        except (TypeError, ValueError, KeyError, AttributeError):  # a damaged cache: load as without one
+            pass
+    loaded.extend(_read(path, report) for path, report in files)
     _check_patterns(loaded)
     _check_set(loaded)
     result = RuleSet()
@@ -113,6 +123,8 @@ def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
             result.rules.append(rule_from_dict(item.data, item.path))
     result.rules.sort(key=lambda r: r.id)
     result.problems.sort(key=lambda p: (p.path, p.line, p.message))
+    if all(item.data is not None and not item.problems for item in loaded):
+        rule_cache.put(name, [(item.path, item.data) for item in loaded])
     return result
 
 

@@ -80,7 +80,7 @@ def test_nothing_is_written_but_the_output_file(tmp_path, monkeypatch):
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
-    monkeypatch.setenv("NCCLLENS_CACHE_DIR", str(tmp_path / "cache"))  # the one other file it may write
+    monkeypatch.setenv("NCCLLENS_CACHE_DIR", str(tmp_path / "cache"))  # the one other folder it may write
     before_fixture = {p: p.stat().st_mtime_ns for p in _files(FIXTURE)}
     out = tmp_path / "out" / "report.html"
     out.parent.mkdir()
@@ -88,7 +88,8 @@ def test_nothing_is_written_but_the_output_file(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert sorted(p.name for p in written if p.parent != tmp_path / "cache") == ["report.html"]
-    assert all(p.name.startswith("plan-") and p.suffix == ".json" for p in written if p.parent == tmp_path / "cache")
+    assert all(p.name.startswith(("plan-", "rules-")) and p.suffix == ".json"
+               for p in written if p.parent == tmp_path / "cache")
     assert {p: p.stat().st_mtime_ns for p in _files(FIXTURE)} == before_fixture
 
 

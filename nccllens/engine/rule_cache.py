@@ -1,0 +1,84 @@
+"""The rule set, as loaded and validated before, kept between runs.
+
+Reading the 150 packaged rule files with ``tomllib`` and checking them costs ~0.15 s on every command,
+more than the rest of a small run's start-up but importing polars. When every rule file loads without a
+problem, the documents are kept in the cache folder (``cache_files``), under a key made of the code that
+parses and checks them, the polars version, and every file's path, role and bytes: a file added, removed
+or changed by one byte, or a new nccllens, gives another key and a full load. A rule set with any problem
+is never kept, so its problems are reported on every run.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from nccllens import cache_files
+
+MAX_SETS = 8  # rule sets kept (the packaged one, with or without an organisation's folders); oldest go first
+_CODE = ("nccllens.engine.loader", "nccllens.engine.validate", "nccllens.engine.rule", "nccllens.engine.patterns",
+         "nccllens.engine.locate", "nccllens.events", "nccllens.taxonomy")
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str | None:
+    polars = sys.modules.get("polars")
+    modules = [sys.modules.get(name) for name in _CODE]
+    if polars is None or None in modules:
+        return None
+    return cache_files.code_digest(modules, getattr(polars, "__version__", ""))
+
+
+def _path() -> Path | None:
+    directory, digest = cache_files.directory(), _code_digest()
+    return None if directory is None or digest is None else directory / f"rules-{digest}.json"
+
+
+def key(files: list[tuple[Path, bool]]) -> str | None:
+    """What names this rule set: each file's path, whether its problems are reported, and its bytes
+    (None: a file cannot be read; the full load then says why)."""
+    digest = hashlib.sha256()
+    for path, report in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        digest.update(f"{path}\0{int(report)}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _entries(path: Path) -> dict:
+    held = cache_files.read_json(path)
+    return held if isinstance(held, dict) else {}
+
+
+def get(name: str | None) -> list[tuple[Path, dict]] | None:
+    """The (file, document) pairs kept under ``name``, or None."""
+    path = _path()
+    if name is None or path is None:
+        return None
+    docs = _entries(path).get(name)
+    if not isinstance(docs, list) or not all(
+            isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], dict) for d in docs):
+        return None
+    return [(Path(file), doc) for file, doc in docs]
+
+
+def put(name: str | None, docs: list[tuple[Path, dict]]) -> None:
+    """Keep ``docs`` under ``name`` if they survive JSON unchanged (TOML dates do not)."""
+    path = _path()
+    if name is None or path is None:
+        return
+    value = [[str(file), doc] for file, doc in docs]
+    try:
+        if json.loads(json.dumps(value)) != value:
+            return
+    except (TypeError, ValueError):
+        return
+    held = {k: v for k, v in _entries(path).items() if k != name}
+    held[name] = value
+    cache_files.write_json(path, dict(list(held.items())[-MAX_SETS:]))
