@@ -100,3 +100,15 @@ def test_symlink_loop_is_reported_once(tmp_path):
 def test_missing_path_is_a_skipped_source(tmp_path):
     (src,) = iter_sources([str(tmp_path / "nope")])
     assert src.skipped == "no such file or folder"
+
+
+def test_a_worker_reopens_a_walked_file_as_the_walk_found_it(tmp_path):
+    # workers get (name, path on disk, size) from the walk and rebuild the source from them alone
+    text = LINE
+    (tmp_path / "dmesg.txt").write_bytes(text)
+    (tmp_path / "dmesg2.txt.gz").write_bytes(gzip.compress(text * 2))
+    for walked in iter_sources([str(tmp_path)]):
+        again = sources.reopen(walked.path, walked.fs_path, walked.size)
+        assert (again.path, again.fs_path, again.size) == (walked.path, walked.fs_path, walked.size)
+        assert b"".join(again.chunks()) == b"".join(walked.chunks())
+    assert b"".join(sources.reopen("x/dmesg2.txt.gz", str(tmp_path / "dmesg2.txt.gz"), None).chunks()) == text * 2
