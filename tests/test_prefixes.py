@@ -94,3 +94,37 @@ def test_the_quick_start_check_changes_nothing(parts, tail):
         assert prefixes.strip(raw) == quick
     finally:
         prefixes._MAY_START = saved
+
+
+def _host_candidates_part_by_part(path: str) -> list[str]:
+    """The path's host-like parts, judged one part at a time (the reference the folder cache must equal)."""
+    import re
+
+    from nccllens.ingest.layout import _hostlike
+
+    parts = [p for p in re.split(r"[/!]", path) if p and p not in (".", "..")]
+    out = []
+    for i, part in enumerate(parts):
+        pieces = [part]
+        if i == len(parts) - 1:
+            stem = re.sub(r"(?:\.(?:log|txt|out|err|gz|json))+$", "", part, flags=re.I)
+            bare = re.sub(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
+                          "", stem, flags=re.I)
+            pieces = [bare, stem] + [p for p in re.split(r"[._]", stem) if p]
+        out += [next(p for p in pieces if _hostlike(p))] if any(_hostlike(p) for p in pieces) else []
+    return out
+
+
+_PATH_PARTS = st.sampled_from(["logs", "gpu-node-07", "node07", "dmesg", "dmesg-node07.txt", "node07-console.log",
+                               "nccl.gpu-node-05.31337.log", "rank3", "attempt_0", "job.tar.gz!node1", "x.zip!dn3",
+                               "worker-2.log", "console.log", "ip-10-0-0-7", ".", "..", "trainer_1", "Stdout.LOG"])
+
+
+@given(st.lists(_PATH_PARTS, min_size=1, max_size=6))
+def test_host_candidates_equal_judging_each_part(parts):
+    from nccllens.ingest.layout import _host_candidates
+
+    path = "/".join(parts)
+    if parts[-1] in (".", ".."):  # a folder, not a file: never a source's name
+        return
+    assert _host_candidates(path) == _host_candidates_part_by_part(path)
