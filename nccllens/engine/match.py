@@ -164,7 +164,9 @@ def _selected(rules: list[Rule], events: pl.DataFrame, rows: pl.Series | None) -
     if not rules:
         return {}
     columns = sorted({"kind", "message"} | {c for r in rules for c in r.match.where})
-    table = events.select(columns) if rows is None else events.select(columns)[rows]
+    table = events.select(columns)
+    if rows is not None:
+        table = table[rows]
     masks = table.select([rule_expr(r).alias(f"_{i}") for i, r in enumerate(rules)])
     out = {}
     for i, (rule, count) in enumerate(zip(rules, masks.sum().row(0), strict=True)):

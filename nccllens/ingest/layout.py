@@ -58,11 +58,9 @@ def _folder_candidates(folder: str) -> tuple[str, ...]:
 
 
 def _host_candidates(path: str) -> list[str]:
-    folder, _, name = path.rpartition("/")
-    out = list(_folder_candidates(folder))
-    name = _SEPARATORS.split(name)
-    out += [p for p in name[:-1] if p not in (".", "..") and _hostlike(p)]
-    last = name[-1]
+    cut = max(path.rfind("/"), path.rfind("!"))  # the file's own name follows the last separator
+    out = list(_folder_candidates(path[:max(cut, 0)]))
+    last = path[cut + 1:]
     if last in ("", ".", ".."):
         return out
     stem = _LOG_SUFFIXES.sub("", last)
