@@ -11,7 +11,7 @@ import pytest
 from nccllens.pipeline import extract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-CASES = sorted(p.parent for p in FIXTURES.rglob("expected.toml") if "generate" not in p.parts)
+CASES = sorted(p.parent for p in FIXTURES.rglob("expected.toml") if "generate" not in p.parts and "holdout" not in p.parts)
 
 RANK_PREFIX = re.compile(r"^(?:\[default\d+\]:)?\[rank(\d+)\]:")  # PyTorch's [rankN]: (after a tee prefix)
 LOCAL_PREFIX = re.compile(r"^\[default(\d+)\]:")  # torchrun --tee
