@@ -42,7 +42,8 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     rules = load_rules(options)
     events, inputs = extract(list(paths), [r.match.pattern for r in rules if r.match.pattern], host, rank,
                              progress=progress)
-    findings = [finding_from_hit(hit, lang) for hit in evaluate(rules, events)]
+    hits = evaluate(rules, events)
+    findings = [finding_from_hit(hit, lang) for hit in hits]
     table = normalize(events)  # once: the analyses, the job model and the ranking all read it
     job, ranks = _job(table)
     try:
@@ -51,11 +52,22 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         findings += run_all(table, lang, job, ranks)
     except ImportError:
         pass
+    findings += _unclaimed(table, hits, findings, lang)
     _node_wide(findings, job)
     verdict, ranked = rank_findings(findings, table, job, lang)
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
+
+
+def _unclaimed(table, hits, findings, lang):
+    """Failure lines that no rule matched and no finding quotes: low-confidence causes of their own."""
+    from nccllens.analyses.unclaimed import unclaimed_causes
+
+    claimed = {(e.file, e.line) for f in findings for e in f.evidence}
+    for hit in hits:
+        claimed.update(zip(hit.events["file"].cast(str).to_list(), hit.events["line"].to_list(), strict=True))
+    return unclaimed_causes(table, claimed, lang)
 
 
 NODE_WIDE = ("job_killed", "straggler")  # what happens to a node happens to every rank on it

@@ -74,8 +74,11 @@ def _generic(f: Finding, job: JobModel) -> bool:
                             or (len(all_hosts) > 1 and set(f.hosts) >= all_hosts))
 
 
+FALLBACKS = ("AN-UNCLAIMED",)  # a failure no rule recognises: below every recognised cause
+
+
 def _tier(f: Finding, job: JobModel) -> int:
-    if _generic(f, job):
+    if _generic(f, job) or f.rule in FALLBACKS:
         return 2
     return 1 if f.rule in LOCATORS else 0
 

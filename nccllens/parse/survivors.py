@@ -7,6 +7,7 @@ import polars as pl
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
+from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
 from nccllens.parse.prefixes import split_glued, strip
 from nccllens.prefilter import Plan, survivors
@@ -205,6 +206,10 @@ def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContex
                 claimed.update(ln.line for ln in lines if start < ln.line <= last and ln.stream == anchor.stream)
     for ln, hit in zip(lines, masks["_rules"], strict=True):
         if hit and ln.line not in claimed:
-            out.append(_fill_defaults({"family": "other", "kind": "other.text", "message": ln.message,
-                                       "level": "info"}, ln))
+            header, _ = split_header(ln.message, ctx.year)  # a line no parser knows keeps its header's level
+            event = {"family": "other", "kind": "other.text", "message": ln.message,
+                     "level": header.level if header else "info"}
+            if header and header.ts and ln.ts is None:
+                event.update(ts=header.ts, ts_kind=header.ts_kind)
+            out.append(_fill_defaults(event, ln))
     return out

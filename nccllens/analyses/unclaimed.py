@@ -1,0 +1,146 @@
+"""Failures that no rule claims still count: each becomes a low-confidence cause.
+
+An error no rule knows (an NCCL return-code chain, a WARN with new text, an uncaught exception of a
+type no rule lists, a native crash report) must never leave the verdict at "no failure". Its category
+comes from the structured fields the parsers filled, never from a list of message texts: the NCCL
+result code, the signal, the exception type, the errno-like words of a socket error.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from nccllens.analyses.common import make_finding
+from nccllens.report.model import Finding
+
+FALLBACK = "AN-UNCLAIMED"
+CONFIDENCE = 0.35
+
+# ncclResult_t: 1 unhandled CUDA error, 2 system error, 3 internal error, 4 invalid argument,
+# 5 invalid usage, 6 remote error (a peer went away), 7 in progress (not a failure)
+NCCL_RESULT = {1: "cuda_error", 2: "nccl_internal", 3: "nccl_internal", 4: "nccl_internal", 5: "nccl_internal",
+               6: "peer_exited"}
+SIGNAL = {"SIGKILL": "host_oom", "SIGBUS": "shm_exhausted", "SIGTERM": "job_killed", "SIGINT": "job_killed",
+          "SIGHUP": "job_killed", "SIGSEGV": "application_error", "SIGABRT": "application_error",
+          "SIGFPE": "application_error", "SIGILL": "config_mismatch"}
+# exception type (its last dotted part) -> category; any other type is the application's own error
+EXCEPTION = {
+    "OutOfMemoryError": "gpu_oom", "DistBackendError": "nccl_internal", "NCCLError": "nccl_internal",
+    "DistStoreError": "rendezvous_timeout", "RendezvousTimeoutError": "rendezvous_timeout",
+    "RendezvousClosedError": "peer_exited", "DistNetworkError": "network_unreachable",
+    "ConnectionRefusedError": "network_unreachable", "TimeoutError": "network_unreachable",
+    "socket.timeout": "network_unreachable", "gaierror": "network_unreachable",
+    "ConnectionResetError": "peer_exited", "BrokenPipeError": "peer_exited", "ConnectionAbortedError": "peer_exited",
+    "MemoryError": "host_oom",
+}
+# what a socket / store / runtime error says about its inner cause (errno names, CUDA and NCCL words)
+INNER = (
+    (r"(?i)out of memory", "gpu_oom"),
+    (r"(?i)CUDA error|CUDA kernel errors|CUBLAS_STATUS|cuDNN error|device-side assert", "cuda_error"),
+    (r"(?i)connection refused|timed out|failed to connect|no route to host|unreachable|name or service not known|"
+     r"temporary failure in name resolution|could not resolve", "network_unreachable"),
+    (r"(?i)connection reset|connection closed|broken pipe|closed by (?:remote )?peer|got 0 bytes|EOF", "peer_exited"),
+    (r"(?i)\bNCCL\b|nccl[A-Z]\w+Error", "nccl_internal"),
+)
+INNER_COMPILED = [(re.compile(pattern), category) for pattern, category in INNER]
+# the launcher's and the wrappers' report of a failure found elsewhere: never the failure itself
+WRAPPERS = ("torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed", "torchrun.sigterm_sent",
+            "torchrun.signal_received", "torchrun.state", "torch.taking_down", "torch.dump", "nccl.teardown",
+            "other.file_end", "flight.entry", "flight.pg_status")
+WRAPPER_EXCEPTIONS = ("ChildFailedError", "SubprocessError", "CalledProcessError", "ProcessExitedException",
+                      "ProcessRaisedException")
+
+
+def failure_events(events: pl.DataFrame) -> pl.DataFrame:
+    """Rows that show a failure: errors and critical lines, and NCCL return-code chains of a failure."""
+    code = pl.col("error_code")
+    chain = (pl.col("kind") == "nccl.backtrace") & code.is_between(1, 6)
+    failing = pl.col("level").is_in(["error", "critical"]) | chain
+    exc = pl.col("exc_type").cast(pl.String).fill_null("")
+    wrapper = pl.col("kind").is_in(WRAPPERS) | pl.any_horizontal(
+        [exc.str.ends_with(name) for name in WRAPPER_EXCEPTIONS])
+    return events.filter(failing & ~wrapper)
+
+
+def category_of(row: dict) -> str:
+    code, signal, exc = row.get("error_code"), row.get("signal"), row.get("exc_type")
+    if (row.get("kind") or "").startswith("nccl.") and code in NCCL_RESULT:
+        return NCCL_RESULT[code]
+    if signal in SIGNAL:
+        return SIGNAL[signal]
+    text = f"{row.get('message') or ''} {row.get('detail') or ''}"
+    if exc:
+        short = str(exc).rsplit(".", 1)[-1]
+        if short in EXCEPTION or str(exc) in EXCEPTION:
+            return EXCEPTION.get(short) or EXCEPTION[str(exc)]
+        if short not in ("RuntimeError", "Error", "Exception", "SystemExit"):
+            return "application_error"
+    for pattern, category in INNER_COMPILED:
+        if pattern.search(text):
+            return category
+    return "application_error" if exc or row.get("family") == "python" else "nccl_internal"
+
+
+def unclaimed_causes(events: pl.DataFrame, claimed: set[tuple[str, int]], lang: str) -> list[Finding]:
+    """One low-confidence cause per category of the failure lines that no finding claims."""
+    if not events.height:
+        return []
+    rows = failure_events(events)
+    if not rows.height:
+        return []
+    keys = pl.DataFrame({"file": [f for f, _ in claimed], "line": [n for _, n in claimed]},
+                        schema={"file": pl.String, "line": pl.Int64})
+    rows = (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
+            .join(keys, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
+    if not rows.height:
+        return []
+    categories = [category_of(row) for row in rows.select(
+        "kind", "family", "error_code", "signal", "exc_type", "message", "detail").iter_rows(named=True)]
+    rows = rows.with_columns(pl.Series("_category", categories))
+    out = []
+    for (category,), group in sorted(rows.group_by("_category"), key=lambda item: str(item[0][0])):
+        group = group.sort(["ts", "file", "line"], nulls_last=True)
+        first = group.row(0, named=True)
+        ranks = group["rank"].drop_nulls().unique().to_list()
+        hosts = group["host"].drop_nulls().cast(pl.String).unique().to_list()
+        out.append(make_finding(FALLBACK, lang, group.drop("_category"), ranks=ranks, hosts=hosts,
+                                category=category, confidence=CONFIDENCE, what=_what(first),
+                                where=_where(ranks, hosts, first, lang), basis=_basis(first, lang)))
+    return out
+
+
+RESULT_NAMES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError", 4: "ncclInvalidArgument",
+                5: "ncclInvalidUsage", 6: "ncclRemoteError"}
+
+
+def _what(row: dict) -> str:
+    if row.get("kind") == "nccl.backtrace" and row.get("error_code") in RESULT_NAMES:
+        return f"NCCL call failed with {RESULT_NAMES[row['error_code']]} ({row['error_code']})"
+    text = (row.get("message") or row.get("raw") or "").strip().splitlines()
+    return (text[0] if text else str(row.get("kind")))[:160]
+
+
+def _where(ranks: list, hosts: list, row: dict, lang: str) -> str:
+    zh = lang == "zh"
+    if ranks:
+        shown = ", ".join(str(r) for r in sorted(ranks)[:8]) + (" …" if len(ranks) > 8 else "")
+        place = f"rank {shown}"
+        if hosts:
+            place += (f"（{', '.join(sorted(hosts)[:4])}）" if zh else f" on {', '.join(sorted(hosts)[:4])}")
+        return place
+    if hosts:
+        return ", ".join(sorted(hosts)[:4])
+    return (f"写出 {row['file']} 的进程" if zh else f"the process that wrote {row['file']}")
+
+
+def _basis(row: dict, lang: str) -> str:
+    zh = lang == "zh"
+    if (row.get("kind") or "").startswith("nccl.") and row.get("error_code") is not None:
+        return f"NCCL 返回码 {row['error_code']}" if zh else f"NCCL result code {row['error_code']}"
+    if row.get("signal"):
+        return f"信号 {row['signal']}" if zh else f"signal {row['signal']}"
+    if row.get("exc_type"):
+        return f"异常类型 {row['exc_type']}" if zh else f"exception type {row['exc_type']}"
+    return "报错内容" if zh else "the error's wording"

@@ -1,0 +1,86 @@
+"""Native crash reports: a process that died on a signal and said so itself.
+
+One ``cpp.signal`` event per report, ``signal`` = the signal's name, ``detail`` = the function names
+of the backtrace that follows (``frames: ncclGroupEnd, ncclGetUniqueId``) when the report has one.
+Shapes (each printed by the crash handler of a library linked into the training process):
+
+- UCX / HPC-X: ``[host:pid :0:tid] Caught signal 7 (Bus error: nonexistent physical address)``,
+  then ``==== backtrace (tid: N) ====`` and `` 0 0x... func()  file:0`` lines;
+- glog / absl: ``*** SIGSEGV (@0x0) received by PID 123 (TID ...) ...`` and
+  ``*** SIGBUS received at time=1700000000 on cpu 3 ***``, then ``PC: @ ...`` / ``@ 0x... func`` lines;
+- Python's faulthandler: ``Fatal Python error: Segmentation fault`` / ``Bus error`` / ``Aborted``;
+- Open MPI: ``*** Process received signal ***`` + ``Signal: Bus error (7)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from nccllens.parse.base import FileContext, Line, event_for
+
+FAMILY = "crash"  # the family column of its events is "cpp" (C++-side failures)
+PREFILTER = (
+    r"Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: (?:Segmentation fault|Bus error|"
+    r"Aborted|Floating point exception|Illegal instruction)|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
+)
+
+NUMBERS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
+           11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+NAMES = {"segmentation fault": "SIGSEGV", "bus error": "SIGBUS", "aborted": "SIGABRT",
+         "floating point exception": "SIGFPE", "illegal instruction": "SIGILL"}
+
+_UCX = re.compile(r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *:\d+:\d+\] +Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
+_CAUGHT = re.compile(r"Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
+_ABSL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@\S+\) )?received(?: by PID (?P<pid>\d+))?")
+_PYTHON = re.compile(r"Fatal Python error: (?P<what>Segmentation fault|Bus error|Aborted|Floating point exception|"
+                     r"Illegal instruction)")
+_MPI = re.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
+# backtrace lines: UCX " 3 0x000000000007b0ef ncclGroupEnd()  ???:0", absl "@ 0x7f... ncclGroupEnd"
+_FRAME = re.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[\w+:\d+\] \[\s*\d+\] \S+\()"
+                    r"(?P<func>[A-Za-z_][\w:]*)")
+_FOLLOW = 40
+
+
+def _signal(line: Line) -> tuple[str, dict] | None:
+    text = line.message
+    m = _UCX.match(text) or _CAUGHT.search(text)
+    if m:
+        extra = {"host": m.groupdict().get("host"), "pid": int(m["pid"]) if m.groupdict().get("pid") else None}
+        name = NUMBERS.get(int(m["num"])) or NAMES.get(m["what"].split(":")[0].strip().lower())
+        return (name or f"signal {m['num']}"), extra
+    m = _ABSL.search(text)
+    if m:
+        return m["sig"], {"pid": int(m["pid"]) if m["pid"] else None}
+    m = _PYTHON.search(text) or _MPI.search(text)
+    if m:
+        name = NAMES.get(m["what"].strip().lower())
+        if name is None and m.groupdict().get("num"):
+            name = NUMBERS.get(int(m["num"]))
+        return (name or m["what"]), {}
+    return None
+
+
+def _frames(following: list[Line]) -> list[str]:
+    names: list[str] = []
+    for ln in following:
+        m = _FRAME.match(ln.message)
+        if m and m["func"] not in names and m["func"] not in ("killpg", "clone", "start_thread", "__libc_start_main"):
+            names.append(m["func"])
+    return names[:12]
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        found = _signal(line)
+        if found is None:
+            continue
+        name, extra = found
+        frames = _frames(ctx.following(line, _FOLLOW))
+        event = event_for(line, "cpp.signal", family="cpp", level="critical", signal=name,
+                          message=line.message.strip(), detail=("frames: " + ", ".join(frames)) if frames else None)
+        if extra.get("pid") is not None:
+            event["pid"] = extra["pid"]
+        if extra.get("host") and not line.host:
+            event["host"] = extra["host"]
+        yield event
