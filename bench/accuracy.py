@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.record_floor:
         record_floor(result)
     if options.failures:
-        for case, outcome in zip(cases, outcomes):
+        for case, outcome in zip(cases, outcomes, strict=True):
             if not outcome.top1 or outcome.culprit is False:
                 rel = case.folder.relative_to(FIXTURES)
                 print(f"MISS {rel}: want {sorted(case.allowed)} ranks={case.label.get('culprit_ranks')} "

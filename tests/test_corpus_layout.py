@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_fixtures_layout import taxonomy_categories
 
 if sys.version_info >= (3, 11):
