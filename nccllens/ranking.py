@@ -161,7 +161,14 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not _generic(f, job):
             f.ranks = sorted(int(r) for r, h in job.rank_hosts.items() if h in f.hosts)
     _agreement(out, job)
-    return _verdict(out, job, lang), out
+    return _verdict(out, job, lang, _saw_failure(events)), out
+
+
+def _saw_failure(events) -> bool:
+    """Any error line at all, even one nothing could classify (a traceback cut before its exception)."""
+    from nccllens.analyses.unclaimed import failure_events
+
+    return events is not None and getattr(events, "height", 0) > 0 and failure_events(events, False).height > 0
 
 
 def _agreement(ranked: list[Finding], job: JobModel) -> None:
@@ -188,6 +195,10 @@ def _missing_summary(ranked: list[Finding], job: JobModel, lang: str) -> str:
     if never and job.ranks_seen:
         parts.append(f"没有 rank {compact_ranks(never)} 的日志" if zh else f"no logs from ranks {compact_ranks(never)}")
     serious = [f for f in ranked if f.severity in SERIOUS]
+    if not ranked:
+        parts.append("有报错行，但没有一条能归类（例如 traceback 在异常那一行之前就被截断了）" if zh else
+                     "error lines were printed, but none says enough to classify (e.g. a traceback cut before its "
+                     "exception line)")
     if serious and all(f.category == "collective_timeout" for f in serious):
         parts.append("只有 watchdog 超时：停止发起集合通信的那个 rank 没有留下日志" if zh else
                      "only watchdog timeouts: the rank that stopped issuing collectives left no log")
@@ -197,13 +208,16 @@ def _missing_summary(ranked: list[Finding], job: JobModel, lang: str) -> str:
     return head + ("；".join(parts) if zh else "; ".join(parts))
 
 
-def _verdict(ranked: list[Finding], job: JobModel, lang: str) -> Verdict:
+def _verdict(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool = False) -> Verdict:
     serious = [f for f in ranked if f.severity in SERIOUS]
     causes = [f for f in ranked if f.role == "cause" and not f.explained_by and f.severity != "info"]
-    if not serious and not causes:
+    # a warning-level symptom (a peer closed its connection, a proxy operation failed) is evidence of a
+    # failure too: without a cause it makes the verdict "unknown", never "no failure"
+    symptoms = [f for f in ranked if f.role == "symptom" and f.severity == "warning"]
+    if not serious and not causes and not symptoms and not saw_failure:
         return Verdict("none", "日志中未发现故障。" if lang == "zh" else "No failure found in the logs.", 0.8)
-    top = ranked[0]
-    if top.role == "cause" and top.severity != "info":
+    top = ranked[0] if ranked else None
+    if top is not None and top.role == "cause" and top.severity != "info":
         confidence = top.confidence * (0.8 if _generic(top, job) else 1.0)
         summary = top.title
         if top.explains:

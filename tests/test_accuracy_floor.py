@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 def load_scorer():
     spec = importlib.util.spec_from_file_location("accuracy", BENCH / "accuracy.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules["accuracy"] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 

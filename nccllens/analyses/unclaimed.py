@@ -25,6 +25,11 @@ NCCL_RESULT = {1: "cuda_error", 2: "nccl_internal", 3: "nccl_internal", 4: "nccl
 SIGNAL = {"SIGKILL": "host_oom", "SIGBUS": "shm_exhausted", "SIGTERM": "job_killed", "SIGINT": "job_killed",
           "SIGHUP": "job_killed", "SIGSEGV": "application_error", "SIGABRT": "application_error",
           "SIGFPE": "application_error", "SIGILL": "config_mismatch"}
+# event kinds whose meaning the parser already fixed
+KIND = {"torch.watchdog_timeout": "collective_timeout", "torch.store_timeout": "rendezvous_timeout",
+        "torchrun.rendezvous_error": "rendezvous_timeout", "kernel.xid": "gpu_hardware", "kernel.sxid": "gpu_hardware",
+        "kernel.fallen_off_bus": "gpu_hardware", "kernel.ecc": "gpu_hardware", "kernel.oom_kill": "host_oom",
+        "slurm.oom_kill": "host_oom", "slurm.cancelled": "job_killed", "torch.fingerprint_mismatch": "rank_divergence"}
 # exception type (its last dotted part) -> category; any other type is the application's own error
 EXCEPTION = {
     "OutOfMemoryError": "gpu_oom", "DistBackendError": "nccl_internal", "NCCLError": "nccl_internal",
@@ -53,19 +58,25 @@ WRAPPER_EXCEPTIONS = ("ChildFailedError", "SubprocessError", "CalledProcessError
                       "ProcessRaisedException")
 
 
-def failure_events(events: pl.DataFrame) -> pl.DataFrame:
-    """Rows that show a failure: errors and critical lines, and NCCL return-code chains of a failure."""
+def failure_events(events: pl.DataFrame, classifiable: bool = True) -> pl.DataFrame:
+    """Rows that show a failure: errors and critical lines, and NCCL return-code chains of a failure;
+    with ``classifiable``, only those that say enough to be given a category."""
     code = pl.col("error_code")
     chain = (pl.col("kind") == "nccl.backtrace") & code.is_between(1, 6)
     failing = pl.col("level").is_in(["error", "critical"]) | chain
     exc = pl.col("exc_type").cast(pl.String).fill_null("")
     wrapper = pl.col("kind").is_in(WRAPPERS) | pl.any_horizontal(
         [exc.str.ends_with(name) for name in WRAPPER_EXCEPTIONS])
-    return events.filter(failing & ~wrapper)
+    # a traceback cut before its exception line, a terminate without what(): nothing to classify
+    told = (exc != "") | ~pl.col("kind").is_in(["python.traceback", "cpp.terminate"])
+    told = told & ~((pl.col("kind") == "cpp.terminate") & pl.col("message").str.starts_with("terminate called"))
+    return events.filter(failing & ~wrapper & (told if classifiable else pl.lit(True)))
 
 
 def category_of(row: dict) -> str:
     code, signal, exc = row.get("error_code"), row.get("signal"), row.get("exc_type")
+    if row.get("kind") in KIND:
+        return KIND[row["kind"]]
     if (row.get("kind") or "").startswith("nccl.") and code in NCCL_RESULT:
         return NCCL_RESULT[code]
     if signal in SIGNAL:

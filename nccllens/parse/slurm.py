@@ -22,6 +22,7 @@ FAMILY = "slurm"
 PREFILTER = (
     r"slurmstepd(?:-[\w.-]+)?: "
     r"|^\s*srun: (?:error: |Job step aborted|forcing job termination|Force Terminated|Terminating )"
+    r"|Caught signal SIG[A-Z0-9]+ on \S+: this job is |Job has timed out\. Ran \d+ minutes"
 )
 
 _STEPD = re.compile(r"slurmstepd(?:-(?P<host>[\w.-]+))?: (?:error: )?(?P<rest>.*)$")
@@ -35,6 +36,9 @@ _EXIT = re.compile(r"Exited with exit code (?P<code>-?\d+)")
 _SRUN = re.compile(
     r"^srun: (?P<what>Job step aborted|forcing job termination|Force Terminated|Terminating|error: )(?P<rest>.*)$"
 )
+# submitit (a Slurm job launcher) on the node where the job ran: the signal Slurm sent before the end
+_SUBMITIT = re.compile(r"Caught signal (?P<sig>SIG[A-Z0-9]+) on (?P<host>[\w.-]+): this job is (?P<what>timed-out|preempted)")
+_SUBMITIT_TIMEOUT = re.compile(r"Job has timed out\. Ran \d+ minutes")
 _STEP_ID = re.compile(r"(?:StepId=|job step |job )(?P<id>\d+(?:\.\w+)?)")
 
 
@@ -107,11 +111,21 @@ def _srun(body: str) -> dict | None:
     return event
 
 
+def _submitit(body: str) -> dict | None:
+    m = _SUBMITIT.search(body)
+    if m:
+        return {"kind": "slurm.cancelled", "value": "TIME LIMIT" if m["what"] == "timed-out" else "PREEMPTION",
+                "signal": m["sig"], "host": _host(m["host"]), "level": "error"}
+    if _SUBMITIT_TIMEOUT.search(body):
+        return {"kind": "slurm.cancelled", "value": "TIME LIMIT", "level": "error"}
+    return None
+
+
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         try:
             body = line.message.strip()
-            event = _srun(body) if body.startswith("srun: ") else _stepd(body)
+            event = _srun(body) if body.startswith("srun: ") else _stepd(body) or _submitit(body)
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
             continue
         if event is None:

@@ -64,11 +64,13 @@ def _nccl_continuation(following: list[Line], event: dict) -> int:
         text = following[i].message.strip()
         m = LAST_ERROR.match(text)
         if m:
-            last_error = m["text"].strip() or None
+            last_error, source = m["text"].strip() or None, following[i]
             i += 1
             if last_error is None and i < len(following) and following[i].message.strip():
-                last_error = following[i].message.strip()
+                last_error, source = following[i].message.strip(), following[i]
                 i += 1
+            if last_error:
+                event["_payload"] = (source, last_error)
             break
         if NCCL_DETAIL_LINE.match(text):
             detail_line = text
@@ -136,6 +138,16 @@ def _fold(line: Line, event: dict, ctx: FileContext) -> list[Line]:
     return following[:end]
 
 
+def payload_event(wrapper: Line, event: dict, source: Line, text: str) -> dict:
+    """NCCL's ``Last error:`` payload as an event of its own (the precise cause: a shm segment, a
+    duplicate GPU, a reset connection), with the wrapper's rank, host and time."""
+    return {"family": "nccl", "kind": "nccl.last_error", "level": "error", "message": text, "file": wrapper.file,
+            "line": source.line, "raw": source.raw, "rank": event.get("rank", wrapper.rank),
+            "host": event.get("host") or wrapper.host, "local_rank": wrapper.local_rank, "attempt": wrapper.attempt,
+            "ts": event.get("ts") or wrapper.ts, "ts_kind": event.get("ts_kind") or wrapper.ts_kind,
+            "pid": event.get("pid"), "error_code": event.get("error_code")}
+
+
 def _events_for(line: Line, body: str) -> list[dict]:
     if "Detected mismatch between collectives" in body:
         found = list(fingerprints(body))
@@ -170,6 +182,9 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                     event["rank"] = rank
                 if event.get("detail"):
                     event["detail"] = event["detail"][:_MAX_DETAIL]
+                payload = event.pop("_payload", None)
                 yield event
+                if payload is not None:
+                    yield payload_event(line, event, *payload)
         except Exception:  # one odd line must not cost the file its other events
             continue
