@@ -121,7 +121,9 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
             return (named and in_time) or locator
         if _refines(a, b) or (locator and in_time):
             return True
-        if not (named and in_time and _tier(a, job) <= _tier(b, job)):
+        # a cause that names the other finding's rule by id explains it whatever their tiers (an exception
+        # no rule recognised still explains the "worker exited with code 1" that it caused)
+        if not (named and in_time and (_tier(a, job) <= _tier(b, job) or b.rule in specs[i])):
             return False
         mutual = a.rule in specs[j] or (a.category in specs[j] and a.category != b.category)
         return not mutual or key(i) < key(j)

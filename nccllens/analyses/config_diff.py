@@ -53,9 +53,29 @@ def config_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
         evidence = evidence.filter(pl.col("host").is_in(hosts) & (pl.col("key") == key)) if what != "version" \
             else evidence.filter(pl.col("host").is_in(hosts) & (pl.col("what") == key))
         shown = ", ".join(f"{h}={v}" for h, v in sorted(per_host.items())[:8])
-        out.append(make_finding("AN-CONFIG-MISMATCH", lang, evidence.head(5), hosts=hosts, key=key,
+        # nodes launched with different rendezvous arguments can never form one job: an error, not a hint
+        analysis = "AN-LAUNCH-MISMATCH" if what == "launch" else "AN-CONFIG-MISMATCH"
+        out.append(make_finding(analysis, lang, evidence.head(5), hosts=hosts, key=key,
                                 values=shown, confidence=0.7 if odd else 0.5))
-    return out
+    return out + surplus_workers(events, lang)
+
+
+def surplus_workers(events: pl.DataFrame, lang: str) -> list[Finding]:
+    """More processes joined the store than the world size allows: two launches share one store
+    (a job started twice, or a world size that does not match the processes started)."""
+    barrier = events.filter((pl.col("kind") == "torch.store_timeout") & pl.col("nranks").is_not_null()
+                            & pl.col("value").cast(pl.String).str.ends_with(" joined"))
+    if not barrier.height:
+        return []
+    joined = barrier["value"].cast(pl.String).str.extract(r"^(\d+)/", 1).cast(pl.Int64)
+    over = barrier.filter(joined > pl.Series(barrier["nranks"]).cast(pl.Int64))
+    if not over.height:
+        return []
+    first = over.row(0, named=True)
+    count = str(first["value"]).split("/", 1)[0]
+    values = (f"world size {first['nranks']}，加入的进程 {count} 个" if lang == "zh"
+              else f"world size {first['nranks']}, {count} processes joined")
+    return [make_finding("AN-LAUNCH-MISMATCH", lang, over.head(5), key="world size", values=values, confidence=0.7)]
 
 
 def transport_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
