@@ -49,4 +49,4 @@ def test_case_is_labelled_from_a_cited_source(folder: Path):
     else:
         assert data["source"].startswith("https://") and data["source"] in source
     logs = [p for p in folder.rglob("*") if p.is_file() and p.name not in ("expected.toml", "SOURCE.md")]
-    assert logs and all(p.stat().st_size for p in logs)
+    assert any(p.stat().st_size for p in logs)  # a torchrun --log-dir tree may hold empty stdout.log files

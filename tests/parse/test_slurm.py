@@ -6,6 +6,7 @@ Real lines from fixtures/public/slurm (sources in that folder) or the public iss
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 from hypothesis import given, settings
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from nccllens.parse import slurm
 from nccllens.parse.base import FileContext, Line
 
-FIXTURES = "/work/main/fixtures/public/slurm"
+FIXTURES = str(Path(__file__).resolve().parents[2] / "fixtures" / "public" / "slurm")
 
 
 def run(text: str) -> list[dict]:
@@ -54,7 +55,15 @@ def test_preemption_and_requeue_and_user_cancel():
     assert preempted["value"] == "PREEMPTION"
     requeue = [e for e in run(open(f"{FIXTURES}/job_cancelled_due_to_requeue_preemption.log").read())
                if e["kind"] == "slurm.cancelled"]
-    assert [e["value"] for e in requeue] == ["JOB REQUEUE", "JOB REQUEUE"]
+    # submitit's own line on the node comes first: the signal Slurm sent before requeueing the job
+    assert [e["value"] for e in requeue] == ["PREEMPTION", "JOB REQUEUE", "JOB REQUEUE"]
+    assert requeue[0]["signal"] == "SIGUSR2" and requeue[0]["host"] == "SERVER_NAME"
+
+
+def test_submitit_time_limit_names_the_node():
+    # real: https://github.com/facebookincubator/submitit/issues/1656
+    (e,) = run("[2021-10-21 11:50:15,216][submitit][WARNING] - Caught signal SIGUSR1 on rmc-gpu05: this job is timed-out.")
+    assert (e["kind"], e["value"], e["host"], e["signal"]) == ("slurm.cancelled", "TIME LIMIT", "rmc-gpu05", "SIGUSR1")
 
 
 def test_node_failure_is_its_own_kind():
