@@ -42,6 +42,9 @@ SIGNAL_BY_DESCRIPTION = {
 }
 
 _TRACEBACK = re.compile(r"^(?P<indent>\s*)Traceback \(most recent call last\):")
+# a wrapper that re-raises another process's exception and prints its traceback after its own line
+# (DataLoader's "Caught X in DataLoader worker process N.", multiprocessing's spawn errors)
+_ORIGINAL = re.compile(r"^\s*Original Traceback \(most recent call last\):")
 _FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
 _EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::(?: (?P<text>.*))?)?$")
 _EXC_NAME = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)$")
@@ -164,6 +167,14 @@ def fold_traceback(texts: list[str]) -> Traceback:
                 i += 1
                 break
             if _TRACEBACK.match(more):
+                break
+            if _ORIGINAL.match(more):
+                inner = fold_traceback(texts[i + 1:])
+                if inner.exc_type:  # the inner error is the one to act on; the wrapper stays as "first"
+                    tb.exc_type, tb.text, tb.frames = inner.exc_type, inner.text, inner.frames or frames
+                    tb.texts.extend(inner.texts)
+                    tb.cpp.extend(inner.cpp)
+                i += 1 + inner.consumed
                 break
             if not more and not _chain_follows(texts, i + 1):
                 break
