@@ -52,12 +52,19 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         findings += run_all(table, lang, job, ranks)
     except ImportError:
         pass
+    findings += _ends_connecting(table, lang)
     findings += _unclaimed(table, hits, findings, lang)
     _node_wide(findings, job)
     verdict, ranked = rank_findings(findings, table, job, lang)
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
+
+
+def _ends_connecting(table, lang):
+    from nccllens.analyses.last_words import ends_connecting
+
+    return ends_connecting(table, lang) if table.height else []
 
 
 def _unclaimed(table, hits, findings, lang):

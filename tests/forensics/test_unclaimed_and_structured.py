@@ -120,3 +120,19 @@ def test_an_unknown_xid_escalates_when_the_job_hung(tmp_path):
                    "operation timeout: WorkNCCL(SeqNum=96120, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for "
                    "25624887 milliseconds before timing out.\n", "node1/dmesg.txt")
     assert hung.verdict.category == "gpu_hardware" and hung.findings[0].rule == "NL-GPU-021"
+
+
+RETRY = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 "
+         "(errno: 110 - Connection timed out).\n")  # https://github.com/hiyouga/LlamaFactory/issues/3715
+
+
+def test_a_log_that_ends_in_connection_retries_never_connected(tmp_path):
+    report = analyze(tmp_path, RETRY)
+    assert report.verdict.category == "network_unreachable"
+    assert report.findings[0].rule == "AN-ENDS-CONNECTING" and "255.255.0.0" in report.findings[0].title
+
+
+def test_retries_followed_by_training_are_not_a_failure(tmp_path):
+    healthy = (PUBLIC.parent / "healthy_clean" / "node-a" / "console.log").read_text(encoding="utf-8")
+    report = analyze(tmp_path, RETRY + healthy)
+    assert all(f.rule != "AN-ENDS-CONNECTING" for f in report.findings)
