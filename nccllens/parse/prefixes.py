@@ -29,6 +29,8 @@ _NOT_PDSH = re.compile(
     r"|nvidia-\S*|nvswitch\d*|mlx\d\S*|ib\d+\S*|eth\d+\S*|en[opsx]\S*|bond\d+\S*|nvme\S*|sd[a-z]+\d*"
     r"|docker\d*|veth\S*|lo\d*|usb\d\S*|pci\S*|acpi\S*|cpu\d+|node-exporter)$", re.I)
 GLUED = re.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ])")
+# a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
+GLUED_TRACEBACK = re.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
 
 
 @dataclass(slots=True)
@@ -105,6 +107,10 @@ def strip(raw: str) -> Prefixes:
 
 def split_glued(raw: str) -> list[str]:
     """Split lines where two ranks' output was glued together (``...16[rank0]: ...``)."""
+    if "Traceback (most recent call last):" in raw and not raw.lstrip().startswith("Traceback"):
+        raw_parts = GLUED_TRACEBACK.split(raw)
+        if len(raw_parts) > 1:
+            return [q for part in raw_parts if part for q in split_glued(part)]
     if "[rank" not in raw and "[default" not in raw:
         return [raw]
     parts = GLUED.split(raw)
