@@ -136,3 +136,17 @@ def test_retries_followed_by_training_are_not_a_failure(tmp_path):
     healthy = (PUBLIC.parent / "healthy_clean" / "node-a" / "console.log").read_text(encoding="utf-8")
     report = analyze(tmp_path, RETRY + healthy)
     assert all(f.rule != "AN-ENDS-CONNECTING" for f in report.findings)
+
+
+def test_a_traceback_glued_after_a_progress_bar_is_read(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/865 (fixtures/public/chatmednorm_tokenizer_rank0_barrier_store_timeout)
+    report = analyze(tmp_path, lines_of("chatmednorm_tokenizer_rank0_barrier_store_timeout", "train.log"))
+    tracebacks = report.events.filter(report.events["kind"] == "python.traceback")
+    assert tracebacks.height == 1
+    assert report.verdict.category != "none"  # a traceback, even one cut short, is a failure
+
+
+def test_nccl_names_the_rank_of_a_mismatched_collective(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/296
+    report = analyze(tmp_path, lines_of("nccl248_mismatched_collective_rank39", "train.log"))
+    assert report.verdict.category == "rank_divergence" and report.findings[0].ranks == [39]
