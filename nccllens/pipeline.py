@@ -35,6 +35,7 @@ from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch
     _make_line,
     _parse_block,
     _Tracked,
+    fill_path_hints,
     line_masks,
     mask_targets,
     parse_lines,
@@ -145,7 +146,7 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
         info.skipped = f"unreadable ({exc.strerror or exc})"
     info.lines = stats.lines
     info.notes.extend(stats.notes)
-    events = ev.from_rows(rows)
+    events = ev.from_rows(fill_path_hints(rows, hints))
     info.events = events.height
     return events, info
 

@@ -39,6 +39,8 @@ def _clean(data: bytes, info: InputFile) -> bytes:
 def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str, ...],
                   year_for) -> list[tuple[pl.DataFrame, InputFile]]:
     """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
+    from nccllens.parse.prefixes import SAMPLE
+    from nccllens.parse.survivors import fill_path_hints, with_file_facts
     from nccllens.pipeline import (
         _follower,
         extract_source,
@@ -92,6 +94,9 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
             hints = hints_of[i]
+            if mine is not None:  # what the file's own lines say of all of them (leading segments, prompts)
+                hints = with_file_facts(hints, big["raw"].slice(row_starts[k], min(
+                    SAMPLE, row_starts[k + 1] - row_starts[k])).to_list())
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1) if mine is not None else []
             per_file.append((k, lines, hints))
         everything = [ln for _, lines, _ in per_file for ln in lines]
@@ -115,6 +120,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             elif cand is None and r1 > r0:
                 line_no, raw = big.row(r1 - 1)[1:3]
                 rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
+            fill_path_hints(rows[before:], hints)
             info.events = len(rows) - before
             results[i] = (ev.empty(), info)
         if rows:  # one table for the whole batch: building a frame per small file costs more than reading it

@@ -128,3 +128,162 @@ def test_host_candidates_equal_judging_each_part(parts):
     if parts[-1] in (".", ".."):  # a folder, not a file: never a source's name
         return
     assert _host_candidates(path) == _host_candidates_part_by_part(path)
+
+
+# --- the shape table (issue 16 §3.4): real lines from the dev corpus -------------------------------
+
+TABLE_CASES = [
+    # real: fixtures/public/efa_mpijob_security_group_ofi_error (Open MPI --tag-output, MPIJob)
+    ("[1,13]<stdout>:nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7fbb944701b8 "
+     "completed with error.", "nccl-tests-worker-1:35:89", None, 13, None),
+    # real: vLLM V1 multiproc executor (fixtures/public, "(VllmWorker rank=0 pid=...)" lines)
+    ("(VllmWorker rank=0 pid=3781015) ERROR 08-16 11:45:16 [multiproc_executor.py:511] KeyError: 'x'",
+     "ERROR 08-16", None, 0, None),
+    # real: torchrun --tee under a CI timestamp (qwen_coder_finetune_oom_rank3_timestamped's collector stamp)
+    ("2024-11-20 14:37:16 [rank3]: torch.OutOfMemoryError: CUDA out of memory.", "torch.OutOfMemoryError", None, 3,
+     None),
+    # real: srun --label before torch's rank prefix (fixtures/public/weathergen_timeout_seq52_batch)
+    ("1: [rank1]:[E702 12:22:50.103110475 ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation "
+     "timeout", "[E702", None, 1, None),
+    # synthetic shapes, as the tools print them: horovodrun (Gloo controller), SGLang scheduler, vLLM V1 TP
+    # workers, a shell prompt, a DeepSpeed/pdsh host that is a container id
+    ("[2]<stderr>:Traceback (most recent call last):", "Traceback", None, 2, None),
+    ("[2025-03-14 10:20:31 TP3] Scheduler hit an exception: Traceback", "Scheduler hit", None, 3, None),
+    ("[2025-03-14 10:20:31 PP1 TP0] Scheduler hit an exception", "Scheduler hit", None, None, None),
+    ("(VllmWorker TP1 pid=2212) INFO 03-14 10:20:31 [gpu_worker.py:82] ready", "INFO 03-14", None, 1, None),
+    ("(Worker_PP1_TP0 pid=2212) INFO ready", "INFO ready", None, None, None),
+    ("(RayTrainWorker pid=123, ip=10.0.0.1) Traceback (most recent call last):", "Traceback", "10.0.0.1", None, None),
+    ("root@8d6bf97c3bf4:/workspace# torchrun --nproc_per_node 8 train.py", "torchrun", "8d6bf97c3bf4", None, None),
+    ("8d6bf97c3bf4: [rank5]: RuntimeError: boom", "RuntimeError", "8d6bf97c3bf4", 5, None),
+    ("[rank=2] RuntimeError: boom", "RuntimeError", None, 2, None),
+]
+
+
+@pytest.mark.parametrize(("raw", "starts", "host", "rank", "local_rank"), TABLE_CASES)
+def test_shape_table(raw, starts, host, rank, local_rank):
+    p = strip(raw)
+    assert p.message.startswith(starts)
+    assert (p.host, p.rank, p.local_rank) == (host, rank, local_rank)
+
+
+@pytest.mark.parametrize("raw", [
+    # a timestamp alone is the record's own header: it stays
+    "2024-11-20 14:37:16 DEBUG:filelock:Attempting to acquire lock 140341412642880",
+    "2024-01-01 10:00:00,123 - INFO - step 3",
+    "0x1f: bad value",
+])
+def test_lead_only_shapes_stay_without_a_prefix_after_them(raw):
+    assert strip(raw).message == raw
+
+
+def _fixture_lines(case: str, name: str) -> list[str]:
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "public" / case / name
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_rank_after_a_repeating_unknown_segment():
+    # real: fixtures/public/milabench_lightning_dataloader_filenotfound (a harness report indents every
+    # line of the failed rank's output with "        | ")
+    from nccllens.parse.prefixes import file_facts
+
+    raws = _fixture_lines("milabench_lightning_dataloader_filenotfound", "milabench_report_a.log")
+    facts = file_facts(raws)
+    line = next(r for r in raws if r.startswith("        | [rank0]: Traceback"))
+    p = strip(line, facts.leads)
+    assert (p.message, p.rank) == ("Traceback (most recent call last):", 0)
+    # the summary line above it states the rank after a segment that is there once: not a prefix
+    once = next(r for r in raws if "* 1 x [rank0]" in r)
+    assert strip(once, facts.leads).rank is None
+
+
+def test_numbered_lines_before_the_rank_prefix():
+    # real: fixtures/public/pytorch_watchdog/torch2.4_pg_desc_prefix_numbered_lines.log ("[80746] [rank0]:...")
+    from nccllens.parse.prefixes import file_facts
+
+    raws = _fixture_lines("pytorch_watchdog", "torch2.4_pg_desc_prefix_numbered_lines.log")
+    facts = file_facts(raws)
+    p = strip(raws[1], facts.leads)
+    assert p.rank == 4 and p.message.startswith("[E321 02:07:08.414640780 ProcessGroupNCCL.cpp:607]")
+
+
+def test_a_segment_on_one_line_only_is_not_a_prefix():
+    from nccllens.parse.prefixes import file_facts
+
+    raws = ["Waiting for Rank 3: it has not joined", "other", "lines"]
+    assert not file_facts(raws).leads
+
+
+def test_nccl_records_run_together_are_split_and_keep_their_dev_only_prefix():
+    # real: fixtures/public/llamafactory_multinode_rdma_off_socket/rank0.log (two NCCL records on one pasted
+    # line, each with only its "[dev]" left of the prefix)
+    from nccllens.parse.nccl_prefix import split_prefix
+
+    raw = ("[0] NCCL INFO NCCL_IB_DISABLE set by environment to 0. [0] NCCL INFO NCCL_IB_HCA set to "
+           "mlx5_0:1,mlx5_1:1")
+    parts = split_glued(raw)
+    assert len(parts) == 2
+    pre = [split_prefix(p) for p in parts]
+    assert [(p.kind, p.host, p.body[:12]) for p in pre] == [("INFO", None, "NCCL_IB_DISA"),
+                                                            ("INFO", None, "NCCL_IB_HCA ")]
+
+
+
+# --- the log beats the path (issue 16 §3.5) -------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "host", "rank"), [
+    # a rank only from the file's name and its parent folder
+    ("exp/rank3/logs/out.log", None, None),
+    ("exp/rank3/out.log", None, 3),
+    ("runs/rank_sweep_4/job/train.log", None, None),
+    # temporary folders are not hosts; a container's short id is one
+    ("/tmp/tmpab12cd34/train.log", None, None),
+    ("pytest-of-ci/pytest-12/train.log", None, None),
+    ("logs/8d6bf97c3bf4/train.log", "8d6bf97c3bf4", None),
+    ("logs/20240101/train.log", None, None),
+])
+def test_path_hints_are_only_what_the_path_can_tell(path, host, rank):
+    h = hints_for(path)
+    assert (h.host, h.rank) == (host, rank)
+
+
+def test_a_file_whose_lines_name_their_host_gets_no_second_host_from_its_name(tmp_path):
+    # real: fixtures/public/sglang_pd_bootstrap_linklocal_169254/decode_node2.log: the file's name suggests
+    # "node2", every NCCL line says hd03-gpu2-0031
+    import shutil
+    from pathlib import Path
+
+    import nccllens
+
+    src = Path(__file__).resolve().parents[1] / "fixtures/public/sglang_pd_bootstrap_linklocal_169254/decode_node2.log"
+    shutil.copy(src, tmp_path / "decode_node2.log")
+    events = nccllens.analyze(str(tmp_path)).events
+    assert set(events["host"].drop_nulls().cast(str).unique()) == {"hd03-gpu2-0031"}
+
+
+def test_a_shell_prompt_names_the_file_host(tmp_path):
+    # synthetic, in the shape a terminal paste has: the prompt names the container the job ran in
+    import nccllens
+
+    (tmp_path / "paste.txt").write_text(
+        "root@8d6bf97c3bf4:/workspace# torchrun --nproc_per_node 2 train.py\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        "[rank1]:   File \"train.py\", line 3, in <module>\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+        "capacity of 79.10 GiB of which 98.00 MiB is free.\n", encoding="utf-8")
+    events = nccllens.analyze(str(tmp_path)).events
+    assert set(events["host"].drop_nulls().cast(str).unique()) == {"8d6bf97c3bf4"}
+
+
+def test_the_rank_a_line_states_beats_the_path(tmp_path):
+    # a file named for rank 0 that holds rank 1's prefixed output (a shared console saved under one name)
+    import nccllens
+
+    (tmp_path / "rank0.log").write_text(
+        "[rank1]: Traceback (most recent call last):\n"
+        "[rank1]:   File \"train.py\", line 3, in <module>\n"
+        "[rank1]: RuntimeError: boom\n", encoding="utf-8")
+    events = nccllens.analyze(str(tmp_path)).events
+    tb = events.filter(events["kind"].cast(str).str.starts_with("python."))
+    assert tb["rank"].to_list() and set(tb["rank"].to_list()) == {1}

@@ -5,7 +5,9 @@ Layouts understood:
 - per-rank files: ``rank3.log``, ``rank_3.txt``, ``rank-3/...``, ``log_rank3``;
 - per-node folders or files: ``node07/dmesg.txt``, ``gpu-node-07.log``, ``dmesg-node07.txt``;
 - ``NCCL_DEBUG_FILE`` captures named ``<prefix>.<host>.<pid>`` (e.g. ``nccl.node07.12345.log``).
-Hints from a path are defaults: a line that names its own host or rank wins.
+Hints from a path are defaults: a line that names its own host or rank wins. A rank comes only from the
+file's own name and its parent folder (``runs/rank_sweep_4/...`` names no rank); temporary folders
+(``tmpab12cd34``, ``pytest-of-user``) name no host; a container's short id (``8d6bf97c3bf4``) does.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ _RANK = re.compile(r"(?:^|[/_.-])rank[_-]?(\d{1,6})(?=$|[/_.-])", re.I)
 _NCCL_FILE = re.compile(r"(?:^|/)nccl[\w-]*[._]([A-Za-z][\w-]*?)[._](\d{2,8})(?:\.(?:log|txt|out))?$", re.I)
 _HOSTLIKE = re.compile(
     r"^(?:(?:node|host|gpu|worker|compute|master|server|dgx|hgx|cn|gn|ip|trainer|pod)[-_]?[a-z0-9][\w.-]*"
-    r"|[a-z]{2,}\d{2,}(?:[-.][a-z0-9]+)*)$",
+    r"|[a-z]{2,}\d{2,}(?:[-.][a-z0-9]+)*"
+    r"|(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{12})$",  # a container's short id names its host: 8d6bf97c3bf4
     re.I,
 )
 _NOISE_WORDS = re.compile(
@@ -28,7 +31,10 @@ _NOISE_WORDS = re.compile(
     r"train|training|job|out|err|messages)$",
     re.I,
 )
-_NOT_HOSTS = re.compile(r"^(?:rank|attempt|local|default|node_rank|worker_group|slurm|job|run|exp|step|epoch|iter|part|v)[-_]?\d*$", re.I)
+_NOT_HOSTS = re.compile(r"^(?:(?:rank|attempt|local|default|node_rank|worker_group|slurm|job|run|exp|step|epoch|iter|part|v)"
+                        r"[-_]?\d*"
+                        # temporary folders (mkdtemp, pytest, staging copies) are not hosts
+                        r"|tmp[\w.-]*|temp[\w.-]*|pytest-[\w-]*|popen-gw\d+|case-\d+)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,10 @@ class PathHints:
     rank: int | None = None
     local_rank: int | None = None
     attempt: int | None = None
+    # what the file's own lines say of all of them (``parse.prefixes.file_facts``): the shapes of the
+    # leading segments that repeat before a rank marker
+    leads: frozenset[str] = frozenset()
+    line_host: str | None = None  # the one host the file's shell prompts name
 
 
 _SEPARATORS = re.compile(r"[/!]")
@@ -84,7 +94,7 @@ def hints_for(path: str) -> PathHints:
         m = _ATTEMPT_ONLY.search(norm)
         if m:
             attempt = int(m[1])
-    ranks = _RANK.findall(norm)
+    ranks = _RANK.findall("/".join(norm.replace("!", "/").split("/")[-2:]))  # the file's name and its folder
     if ranks:
         rank = int(ranks[-1])
     host = None

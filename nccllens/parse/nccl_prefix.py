@@ -7,6 +7,7 @@
 - TRACE  ``host:pid:tid [dev] <elapsed ms> FUNC:LINE NCCL TRACE <body>``
 - CALL   ``host:pid:tid NCCL CALL <body>`` (2.13+, no ``[dev]``)
 - 2.26+: an optional ``[YYYY-MM-DD HH:MM:SS(.f)] `` wall-clock stamp before the host
+- a paste that kept only ``[dev] NCCL INFO <body>`` of the prefix (no host, pid or tid)
 - the bare banner ``NCCL version 2.x.y+cudaX.Y`` (no host prefix; 2.26+ may stamp it too)
 
 ``[dev]`` is the CUDA device of the calling thread, never the rank: it is parsed and dropped.
@@ -22,8 +23,8 @@ _STAMP = r"\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?"
 
 _LINE = re.compile(
     r"(?:" + _STAMP + r")?"
-    r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) "
-    r"(?:\[(?P<dev>-?\d+)\] )?"
+    r"(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) (?:\[(?P<dev>-?\d+)\] )?"
+    r"|(?<![\w:])\[(?P<dev2>-?\d+)\] )"  # a paste that kept only the [dev] of the prefix
     r"(?:(?P<elapsed>\d+\.\d+) )?"
     r"(?:(?P<src>[^\s:]+):(?P<srcline>\d+) (?:\((?P<func>[^)]*)\) )?)?"
     r"NCCL (?P<lvl>INFO|WARN|TRACE|CALL)(?: (?P<body>.*))?$"
@@ -78,8 +79,8 @@ def split_prefix(message: str) -> NcclPrefix | None:
         kind=m["lvl"],
         body=(m["body"] or "").rstrip(),
         host=m["host"],
-        pid=int(m["pid"]),
-        tid=int(m["tid"]),
+        pid=int(m["pid"]) if m["pid"] else None,
+        tid=int(m["tid"]) if m["tid"] else None,
         src=src,
         func=m["func"],
         elapsed_ms=elapsed,

@@ -2,35 +2,133 @@
 
 Applied only to lines that survived the prefilter. Prefixes stack in any order, e.g.
 ``(Worker pid=7, ip=10.0.0.3) [rank31]:[E323 ...]`` or ``[default0]:[rank0]:[E1122 ...]``.
+
+One table (:data:`SHAPES`) lists every prefix shape and which of its groups is the global rank, the
+local rank, the host, the pid or the time. A shape marked ``lead`` (a bare timestamp that a CI job or a
+benchmark harness writes) is taken off only when another prefix follows it, since a timestamp alone
+may be the log record's own header.
+
+Past the table, a fallback finds a rank marker (``[rankN]:``, ``[rank=N]``, ``Rank N:``) after a
+leading segment the table does not know, when that segment's shape (digits as ``0``) starts many
+lines of the same file (:func:`file_leads`), e.g. ``2024-11-20 14:37:16 [rank3]: ...`` or a harness
+report's ``        | [rank0]: ...``. A segment seen on one line only is message text, never a prefix.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("k8s_ts", re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z) ")),
-    ("k8s_pod", re.compile(r"\[pod/([^/\]\s]+)/[^\]\s]+\] ")),
-    ("mpi", re.compile(r"\[\d+,(\d+)\]<(?:stdout|stderr)>:\s?")),
-    ("ray", re.compile(r"\((?:[\w.]+?)(?:\[rank=(\d+)\]| rank=(\d+))? pid=(\d+)(?:, ip=([\w.:-]+))?\)\s")),
-    ("tee", re.compile(r"\[([A-Za-z_][\w-]*?)(\d+)\]:\s?")),
-    ("srun", re.compile(r"\s*(\d{1,6}): ")),
-    ("pdsh", re.compile(r"([A-Za-z][\w-]*(?:\.[\w-]+)*): ")),
-]
-# how any of the prefixes above can start (a digit, a bracket, a parenthesis, blank, or a host name
-# and ": "): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left as is
-# after one test instead of seven
-_MAY_START = re.compile(r"[\d\[(\s]|[A-Za-z][\w-]*(?:\.[\w-]+)*: ")
-_HOSTY = re.compile(r"^(?=.*[\d-])[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*$")
+_TS = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One prefix shape: ``pattern`` is matched at the start of the rest of the line; ``groups`` maps
+    a named group to what it is (``rank``, ``local_rank``, ``host``, ``pid``, ``ts``)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    lead: bool = False  # taken off only when another shape follows
+    check: Callable[[re.Match[str]], bool] | None = None  # the match is a prefix (e.g. not a device name)
+    fields: Callable[[re.Match[str]], dict] | None = None  # what the match tells, beyond plain groups
+
+
+_HOSTY = re.compile(r"^(?=.*[\d-])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*$")
 _NOT_PDSH = re.compile(
-    r"^(?:(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note)\d*"
+    r"^(?:(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note|line|item|batch|gpu|cuda"
+    r"|device|node_rank|process|proc|thread|task)\d*"
     r"|nvidia-\S*|nvswitch\d*|mlx\d\S*|ib\d+\S*|eth\d+\S*|en[opsx]\S*|bond\d+\S*|nvme\S*|sd[a-z]+\d*"
-    r"|docker\d*|veth\S*|lo\d*|usb\d\S*|pci\S*|acpi\S*|cpu\d+|node-exporter)$", re.I)
+    r"|docker\d*|veth\S*|lo\d*|usb\d\S*|pci\S*|acpi\S*|cpu\d+|node-exporter|x86\S*|0x[0-9a-f]+|\d+e\d+)$", re.I)
+
+
+def _pdsh_host(m: re.Match[str]) -> bool:
+    host = m["host"]
+    return bool(_HOSTY.match(host)) and not _NOT_PDSH.match(host)
+
+
+def _tee(m: re.Match[str]) -> dict:
+    role, num = m["role"], int(m["num"])
+    if role.lower() == "rank":
+        return {"rank": num}
+    return {"local_rank": num}
+
+
+def _worker_name(m: re.Match[str]) -> dict:
+    """Ray/vLLM actor names: ``[rank=N]`` or `` rank=N`` is the rank; a ``TPn`` tensor-parallel index is the
+    rank only without a later pipeline stage (``PP1_TP0`` is not rank 0)."""
+    out: dict = {}
+    rank = m["rank"] or m["rank2"]
+    if rank is not None:
+        out["rank"] = int(rank)
+    else:
+        tp = re.search(r"(?:^|[_ ])TP(\d+)\b", m["actor"] or "")
+        pp = re.search(r"(?:^|[_ ])PP(\d+)", m["actor"] or "")
+        if tp and (pp is None or pp[1] == "0"):
+            out["rank"] = int(tp[1])
+    return out
+
+
+def _sglang(m: re.Match[str]) -> dict:
+    if m["pp"] is None or m["pp"] == "0":
+        return {"rank": int(m["tp"])}
+    return {}
+
+
+SHAPES: tuple[Shape, ...] = (
+    # kubectl logs --timestamps / GitHub Actions: RFC 3339 with Z
+    Shape("k8s_ts", re.compile(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z) ")),
+    # kubectl logs --prefix: [pod/<name>/<container>]
+    Shape("kubectl", re.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]+\] ")),
+    # Open MPI --tag-output (mpirun, horovodrun over MPI): [jobid,rank]<stream>:
+    Shape("mpi", re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    # horovodrun with its Gloo controller: [rank]<stream>:
+    Shape("horovod", re.compile(r"\[(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    # Ray actors and tasks: (RayTrainWorker pid=123, ip=10.0.0.1), (MegatronPolicyWorker[rank=31] pid=..),
+    # (pid=7); vLLM: (VllmWorker rank=0 pid=..), (VllmWorkerProcess pid=..), (VllmWorker TP1 pid=..)
+    Shape("ray", re.compile(r"\((?:(?P<actor>[\w.]+(?: TP\d+)?)(?:\[rank=(?P<rank>\d+)\]| rank=(?P<rank2>\d+))? )?"
+                            r"pid=(?P<pid>\d+)(?:, ip=(?P<host>[\w.:-]+))?\)\s"), fields=_worker_name),
+    # SGLang: [2025-01-01 12:00:00 TP0], [2025-01-01 12:00:00 DP0 TP3 EP3], [TP0]
+    Shape("sglang", re.compile(r"\[(?:(?P<ts>" + _TS + r") )?(?:DP\d+ )?(?:PP(?P<pp>\d+) )?TP(?P<tp>\d+)"
+                               r"(?: EP\d+)?\] "), fields=_sglang),
+    # torchrun --tee / --log-line-prefix-template: [default0]:, [rank3]:, [trainer1]:
+    Shape("tee", re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<num>\d+)\]:\s?"), fields=_tee),
+    # [rank=3] (Lightning, some harnesses) and "Rank 3: " at the start of a line
+    Shape("rank_eq", re.compile(r"\[rank=(?P<rank>\d+)\]:?\s?")),
+    Shape("rank_word", re.compile(r"Rank (?P<rank>\d{1,6}): ")),
+    # srun --label pads the task id: "%*d: "
+    Shape("srun", re.compile(r"\s*(?P<rank>\d{1,6}): ")),
+    # a shell prompt names the host: user@host:~/dir$ , [user@host dir]#
+    Shape("prompt", re.compile(r"(?:\([\w.-]+\) )?(?:[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*):[~/][^\s$#]*"
+                               r"|\[[A-Za-z_][\w.-]*@(?P<host2>[A-Za-z0-9][\w.-]*) [^\]]*\])[#$] ")),
+    # pdsh / DeepSpeed's launcher: "host: "
+    Shape("pdsh", re.compile(r"(?P<host>[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): "), check=_pdsh_host),
+    # a CI or benchmark harness's timestamp before another prefix
+    Shape("ci_ts", re.compile(r"\[?(?P<ts>" + _TS + r")(?:Z|[+-]\d\d:?\d\d)?\]? +"), lead=True),
+)
+_BY_NAME = {s.name: s for s in SHAPES}
+_ROLES = ("rank", "local_rank", "host", "host2", "pid", "ts")
+
+# how any shape can start (a digit, a bracket, a parenthesis, blank, "Rank N", a prompt, or a host
+# name and ": "): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left
+# as is after one test instead of one per shape
+_MAY_START = re.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: ")
 GLUED = re.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ])")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
 GLUED_TRACEBACK = re.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
+# NCCL records that a terminal or a paste ran together: "... to 0. [0] NCCL INFO NCCL_IB_HCA set to ..."
+_GLUED_NCCL = re.compile(r"(?<=\S) (?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN) )")
+
+# the fallback: a rank marker after a leading segment that repeats on many lines of the file
+_MARK = re.compile(r"\[rank(?P<a>\d+)\]:\s?|\[rank=(?P<b>\d+)\]:?\s?|(?<![\w\[])Rank (?P<c>\d{1,6}): ")
+_DIGITS = re.compile(r"\d")
+_LEAD_TS = re.compile(_TS)
+MAX_LEAD = 80  # characters before the marker
+MIN_REPEATS = 3  # lines of the file that start with the segment's shape
+SAMPLE = 4000  # lines of the file looked at
 
 
 @dataclass(slots=True)
@@ -48,70 +146,140 @@ class Prefixes:
                f"{'' if self.local_rank is None else self.local_rank}"
 
 
-def _parse_k8s_ts(text: str) -> datetime | None:
+@dataclass(frozen=True)
+class FileFacts:
+    """What a file's lines say about all of them: the leading-segment shapes that repeat, and the
+    host its shell prompts name (one host only)."""
+
+    leads: frozenset[str] = frozenset()
+    host: str | None = None
+    hosts: tuple[str, ...] = field(default=())
+
+
+def parse_ts(text: str) -> datetime | None:
+    text = text.rstrip("Z").replace("T", " ").replace(",", ".")
+    head, _, frac = text.partition(".")
     try:
-        base = text.rstrip("Z")
-        if "." in base:
-            head, frac = base.split(".", 1)
-            base = f"{head}.{frac[:6]}"
-            return datetime.strptime(base, "%Y-%m-%dT%H:%M:%S.%f")
-        return datetime.strptime(base, "%Y-%m-%dT%H:%M:%S")
+        ts = datetime.strptime(head, "%Y-%m-%d %H:%M:%S")
     except ValueError:
         return None
+    if frac.isdigit():
+        ts = ts.replace(microsecond=int((frac + "000000")[:6]))
+    return ts
 
 
-def strip(raw: str) -> Prefixes:
-    """Remove stacked launcher prefixes from ``raw`` and collect what they say."""
-    out = Prefixes(raw)
-    if not _MAY_START.match(raw):
-        return out
-    text = raw
-    for _ in range(8):
-        for name, pattern in _PATTERNS:
-            m = pattern.match(text)
-            if not m:
-                continue
-            if name == "k8s_ts":
-                out.ts = out.ts or _parse_k8s_ts(m[1])
-            elif name == "k8s_pod":
-                out.host = out.host or m[1]
-            elif name == "mpi":
-                out.rank = int(m[1]) if out.rank is None else out.rank
-            elif name == "ray":
-                r = m[1] or m[2]
-                if r is not None and out.rank is None:
-                    out.rank = int(r)
-                out.pid = out.pid or int(m[3])
-                if m[4] and out.host is None:
-                    out.host = m[4]
-            elif name == "tee":
-                role, num = m[1], int(m[2])
-                if role == "rank":
-                    out.rank = num if out.rank is None else out.rank
-                elif role in ("default", "trainer", "worker", "local_rank") or out.local_rank is None:
-                    out.local_rank = num if out.local_rank is None else out.local_rank
-            elif name == "srun":
-                out.rank = int(m[1]) if out.rank is None else out.rank
-            elif name == "pdsh":
-                host = m[1]
-                if not _HOSTY.match(host) or _NOT_PDSH.match(host):
+_parse_k8s_ts = parse_ts  # the old name
+
+
+def _take(out: Prefixes, shape: Shape, m: re.Match[str]) -> None:
+    """Fill what ``out`` does not know yet from one shape's match (the outermost prefix wins)."""
+    found = {k: v for k, v in m.groupdict().items() if k in _ROLES and v is not None}
+    if shape.fields is not None:
+        found.update(shape.fields(m))
+    if "host2" in found:
+        found.setdefault("host", found.pop("host2"))
+    for key, value in found.items():
+        if getattr(out, key) is not None:
+            continue
+        if key == "ts":
+            value = parse_ts(value)
+        elif key in ("rank", "local_rank", "pid"):
+            value = int(value)
+        setattr(out, key, value)
+
+
+def _match(text: str) -> tuple[Shape, re.Match[str]] | None:
+    for shape in SHAPES:
+        m = shape.pattern.match(text)
+        if m and (shape.check is None or shape.check(m)):
+            if shape.lead:
+                rest = text[m.end():]
+                if not rest or not any(s.pattern.match(rest) and not s.lead and (s.check is None or s.check(
+                        s.pattern.match(rest))) for s in SHAPES):
                     continue
-                out.host = out.host or host
-            text = text[m.end() :]
+            return shape, m
+    return None
+
+
+def shape_of(segment: str) -> str:
+    return _DIGITS.sub("0", segment)
+
+
+def _lead_marker(raw: str, leads: frozenset[str]) -> re.Match[str] | None:
+    """The rank marker after a known repeating leading segment of ``raw``, if any."""
+    m = _MARK.search(raw, 1, MAX_LEAD + 12)
+    if m is None or m.start() > MAX_LEAD or shape_of(raw[:m.start()]) not in leads:
+        return None
+    return m
+
+
+def strip(raw: str, leads: frozenset[str] = frozenset()) -> Prefixes:
+    """Remove stacked launcher prefixes from ``raw`` and collect what they say. ``leads``: the shapes of
+    this file's repeating leading segments (:func:`file_leads`)."""
+    out = Prefixes(raw)
+    text = raw
+    if leads:
+        m = _lead_marker(raw, leads)
+        if m is not None:
+            stamp = _LEAD_TS.search(raw, 0, m.start())
+            if stamp:
+                out.ts = parse_ts(stamp[0])
+            text = raw[m.start():]
+    if not _MAY_START.match(text):
+        out.message = text
+        return out
+    for _ in range(8):
+        found = _match(text)
+        if found is None:
             break
-        else:
-            break
+        shape, m = found
+        _take(out, shape, m)
+        text = text[m.end():]
     out.message = text
     return out
 
 
+def file_facts(raws: Sequence[str]) -> FileFacts:
+    """The leading segments (as shapes) before a rank marker that start at least ``MIN_REPEATS`` of the
+    file's lines, and the one host the file's shell prompts name."""
+    sample = raws[:SAMPLE]
+    cands: dict[str, int] = {}
+    prompts: Counter[str] = Counter()
+    prompt = _BY_NAME["prompt"].pattern
+    for raw in sample:
+        if "ank" in raw:
+            m = _MARK.search(raw, 1, MAX_LEAD + 12)
+            if m is not None and 0 < m.start() <= MAX_LEAD:
+                lead = raw[:m.start()]
+                if strip(raw).rank is None:  # the table does not read this line's rank already
+                    cands.setdefault(shape_of(lead), len(lead))
+        if "@" in raw[:MAX_LEAD]:
+            p = prompt.match(raw)
+            if p:
+                prompts[p["host"] or p["host2"]] += 1
+    leads = set()
+    for shape, n in list(cands.items())[:16]:
+        count = 0
+        for raw in sample:
+            if len(raw) >= n and shape_of(raw[:n]) == shape:
+                count += 1
+                if count >= MIN_REPEATS:
+                    leads.add(shape)
+                    break
+    hosts = tuple(prompts)
+    return FileFacts(frozenset(leads), hosts[0] if len(hosts) == 1 else None, hosts)
+
+
 def split_glued(raw: str) -> list[str]:
-    """Split lines where two ranks' output was glued together (``...16[rank0]: ...``)."""
+    """Split lines where two ranks' output was glued together (``...16[rank0]: ...``), a traceback glued
+    after a progress bar, and NCCL records run together on one line (``... [0] NCCL INFO a. [0] NCCL INFO b``)."""
     if "Traceback (most recent call last):" in raw and not raw.lstrip().startswith("Traceback"):
         raw_parts = GLUED_TRACEBACK.split(raw)
         if len(raw_parts) > 1:
             return [q for part in raw_parts if part for q in split_glued(part)]
-    if "[rank" not in raw and "[default" not in raw:
-        return [raw]
-    parts = GLUED.split(raw)
-    return [p for p in parts if p] or [raw]
+    parts = [raw]
+    if "[rank" in raw or "[default" in raw:
+        parts = [p for p in GLUED.split(raw) if p] or [raw]
+    if "NCCL" in raw and raw.count(" NCCL ") > 1:
+        parts = [q for p in parts for q in _GLUED_NCCL.split(p) if q]
+    return parts

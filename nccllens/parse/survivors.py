@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from nccllens.ingest.layout import PathHints
@@ -9,7 +11,7 @@ from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.prefixes import split_glued, strip
+from nccllens.parse.prefixes import SAMPLE, file_facts, split_glued, strip
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 
@@ -17,15 +19,45 @@ CHUNK = 256  # rows the follower reads from the frame at once
 
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
 
+def with_file_facts(hints: PathHints, raws) -> PathHints:
+    """``hints`` with what the file's own lines (``raws``: a sequence of its raw lines) say of all of them:
+    repeating leading segments, and the host its shell prompts name."""
+    facts = file_facts(raws)
+    if not facts.leads and facts.host is None:
+        return hints
+    return replace(hints, leads=facts.leads, line_host=facts.host)
+
+
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
-    p = strip(raw)
+    """A surviving line with what its own prefixes state (host, rank, local rank). What the path suggests
+    is no part of it: ``fill_path_hints`` adds that to the events that state nothing themselves."""
+    p = strip(raw, hints.leads)
     return Line(
         file=path, line=line_no, raw=raw, message=p.message,
-        host=p.host or hints.host, rank=p.rank if p.rank is not None else hints.rank,
-        local_rank=p.local_rank if p.local_rank is not None else hints.local_rank,
+        host=p.host or hints.line_host, rank=p.rank, local_rank=p.local_rank,
         attempt=hints.attempt, ts=p.ts, ts_kind="absolute" if p.ts else None,
         stream=p.stream, row=row,
     )
+
+
+def fill_path_hints(rows: list[dict], hints: PathHints) -> list[dict]:
+    """Give one file's events the rank, local rank and host its path suggests where they state none.
+
+    The log beats the path: a value an event states is kept, and when any of the file's events names a
+    host, the path's host is not added as a second one: events without one take the file's named host
+    when it names one only, else stay without (attribution may still place them)."""
+    stated = {r["host"] for r in rows if r.get("host") and r.get("kind") != "other.file_end"}
+    for r in rows:
+        if r.get("rank") is None and hints.rank is not None:
+            r["rank"] = hints.rank
+        if r.get("local_rank") is None and hints.local_rank is not None:
+            r["local_rank"] = hints.local_rank
+        if stated:
+            if r.get("host") is None or (r.get("kind") == "other.file_end" and r["host"] not in stated):
+                r["host"] = next(iter(stated)) if len(stated) == 1 else None
+        elif r.get("host") is None and hints.host is not None:
+            r["host"] = hints.host
+    return rows
 
 
 def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> list[Line]:
@@ -163,6 +195,7 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Pat
     """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
     if not survivors.height:
         return []
+    hints = with_file_facts(hints, df["raw"].head(SAMPLE).to_list())
     lines = survivor_lines(survivors, ctx.path, hints)
     ctx._following = _follower(df, ctx.path, hints)
     return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
