@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from nccllens.engine.match import RuleHit
+from nccllens.engine.peers import peer_culprits
 from nccllens.engine.validate import PLACEHOLDER_RE
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
 from nccllens.report.model import Evidence, Finding
@@ -81,6 +82,13 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
     rule, events = hit.rule, hit.events
     text = rule.text_for(lang)
     values = placeholder_values(events)
+    ranks, hosts = sorted(_distinct(events, "rank")), sorted(_distinct(events, "host"))
+    reported_by: dict = {}
+    if rule.culprit == "peer":  # the peer the messages name is the culprit; who printed them reported it
+        named = peer_culprits(events, hit.book)
+        if named is not None:
+            reported_by = {"ranks": ranks, "hosts": hosts}
+            ranks, hosts = named
     return Finding(
         id="",
         rule=rule.id,
@@ -91,8 +99,9 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
         title=interpolate(text.title, values),
         summary=interpolate(text.summary, values),
         remediation=interpolate(text.remediation, values),
-        ranks=sorted(_distinct(events, "rank")),
-        hosts=sorted(_distinct(events, "host")),
+        ranks=ranks,
+        hosts=hosts,
+        reported_by=reported_by,
         first_seen=values["first_seen"],
         evidence=evidence_of(events),
         explains=[*rule.explains_rules, *rule.explains_categories],

@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from nccllens.engine.patterns import combine
+from nccllens.engine.peers import AddressBook, address_book
 from nccllens.engine.rule import Rule
 from nccllens.events import earliest_first
 from nccllens.regex_groups import GROUP_SIZE, pattern_groups
@@ -34,6 +35,7 @@ EARLIEST_FIRST = {"nulls_last": True, "maintain_order": True}  # with events.ear
 class RuleHit:
     rule: Rule
     events: pl.DataFrame  # the matched events, earliest first
+    book: AddressBook | None = None  # for ``culprit = "peer"`` rules: addresses and ranks placed on hosts
 
 
 def combined_pattern(rules: list[Rule]) -> str:
@@ -183,4 +185,9 @@ def evaluate(rules: list[Rule], events: pl.DataFrame) -> list[RuleHit]:
     selected = _selections(rules, events)
     resolver = _Resolver(rules, selected)
     hits = [RuleHit(r, selected[r.id]) for r in rules if r.id in selected and resolver.fires(r.id)]
+    if any(h.rule.culprit == "peer" for h in hits):
+        book = address_book(events)
+        for hit in hits:
+            if hit.rule.culprit == "peer":
+                hit.book = book
     return sorted(hits, key=lambda h: h.rule.id)

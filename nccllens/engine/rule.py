@@ -9,6 +9,9 @@ from typing import Any
 DEFAULT_CONFIDENCE = 0.7
 LANGUAGES = ("en", "zh")
 TEXT_FIELDS = ("title", "summary", "remediation")
+# whose ranks and hosts a finding names: the events' own (the lines' writers: "reporter", the default), or
+# the ``peer`` the messages name (the rank a barrier waits on, the host that closed the connection)
+CULPRITS = ("reporter", "peer")
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class Rule:
     explains_rules: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()
     source: Path | None = None
+    culprit: str = "reporter"  # CULPRITS
 
     def text_for(self, lang: str) -> Text:
         return self.text.get(lang) or self.text["en"]
@@ -116,4 +120,5 @@ def rule_from_dict(data: dict[str, Any], source: Path | None = None) -> Rule:
         explains_rules=tuple(explains.get("rules", ())),
         examples=examples,
         source=source,
+        culprit=data.get("culprit", "reporter"),
     )

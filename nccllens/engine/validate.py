@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from nccllens.engine.locate import KeyLines
-from nccllens.engine.rule import LANGUAGES, TEXT_FIELDS
+from nccllens.engine.rule import CULPRITS, LANGUAGES, TEXT_FIELDS
 from nccllens.events import SCHEMA, TYPED_COLUMNS
 from nccllens.taxonomy import CATEGORIES, RESERVED_VERDICTS, ROLES, SEVERITIES
 
@@ -29,7 +29,7 @@ PLACEHOLDERS = frozenset(
     | set(TYPED_COLUMNS)
 )
 
-TOP_KEYS = ("id", "aliases", "category", "severity", "role", "confidence", "references", "match",
+TOP_KEYS = ("id", "aliases", "category", "severity", "role", "confidence", "references", "culprit", "match",
             "explains", "en", "zh", "examples")
 REQUIRED_TOP = ("id", "category", "severity", "role", "match", "en", "zh", "examples")
 MATCH_KEYS = ("kinds", "pattern", "where", "min_ranks", "min_hosts", "single_host", "requires", "absent",
@@ -152,6 +152,8 @@ def _check_header(c: _Checker, stem: str | None) -> None:
         c.add(("confidence",), "confidence must be a number between 0 and 1")
     if "references" in d and not _is_str_list(d["references"]):
         c.add(("references",), "references must be a list of strings (URLs)")
+    if "culprit" in d and d["culprit"] not in CULPRITS:
+        c.add(("culprit",), f"culprit {d['culprit']!r} must be one of {', '.join(CULPRITS)}")
 
 
 def _check_match(c: _Checker, m: dict) -> None:

@@ -35,6 +35,9 @@ _CLIENT_ERRNO = re.compile(
     r"The client socket has failed to connect to (?P<peer>\S+?) \((?:errno|system error): (?P<code>-?\d+) - "
     r"(?P<text>[^)]*)\)"
 )
+# after every address of the name failed: the name as given (MASTER_ADDR), e.g. "(6841231, 47389)"
+_CLIENT_ANY = re.compile(r"The client socket has failed to connect to any network address of "
+                         r"\((?P<host>[^,()]+), (?P<port>\d+)\)")
 _SERVER_BIND = re.compile(r"The server socket has failed to bind to (?P<peer>\S+?) \(errno: (?P<code>\d+) - (?P<text>[^)]*)\)")
 _SERVER_LIBUV = re.compile(r"failed to listen on any local network address\. port: (?P<port>\d+).*?code: (?P<code>-?\d+), "
                            r"name: (?P<name>\w+)(?:, message: (?P<text>.*))?")
@@ -124,6 +127,9 @@ def _classify_socket(body: str) -> dict | None:
     m = _CLIENT_ERRNO.search(body)
     if m:
         return {"kind": "torch.store_error", "peer": m["peer"], "error_code": int(m["code"]), "value": m["text"]}
+    m = _CLIENT_ANY.search(body)
+    if m:
+        return {"kind": "torch.store_error", "peer": f"{m['host']}:{m['port']}", "value": "no address reachable"}
     m = _SERVER_BIND.search(body)
     if m:
         return {"kind": "torch.store_error", "peer": m["peer"], "error_code": int(m["code"]), "value": m["text"]}

@@ -44,6 +44,9 @@ class Finding:
     # the same texts in other languages: {"zh": {"title": ..., "summary": ..., "remediation": ...}};
     # title/summary/remediation above are in the report's language, this is optional
     texts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # who printed the evidence when ``ranks``/``hosts`` are the peer its messages name (a rule's
+    # ``culprit = "peer"``): {"ranks": [...], "hosts": [...]}; empty when the reporters are the culprits
+    reported_by: dict[str, list] = field(default_factory=dict)
 
     def text(self, key: str, lang: str | None = None) -> str:
         """``title``/``summary``/``remediation`` in ``lang`` when the finding carries it, else as stored."""

@@ -1,0 +1,120 @@
+"""The culprit a message names: a rule with ``culprit = "peer"`` (docs/rule-format.md) blames the ``peer``
+its events name (the rank a barrier or a unique-id fetch waits on, the host that closed the connection,
+the store host that could not be reached) rather than the ranks and hosts that printed them.
+
+The ``peer`` column holds what the message says: ``rank 3``, ``ranks 1, 5``, ``host:port``,
+``[::ffff:10.0.0.7]:29500``, ``10.0.0.7<43369>`` (NCCL), a bare host. An address names a host as the logs
+name it: an IP that one host's NCCL lines list as its own (``Bootstrap : Using eth0:10.0.0.7<0>``) is that
+host; another address stays as printed. A wildcard or loopback address names no other host (the peer is
+on the reporter's own host), so such events keep their reporters as culprits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+_RANKS = re.compile(r"^ranks? (\d+(?:,\s*\d+)*)$")
+_BRACKETED = re.compile(r"^\[(?P<addr>[^\]]+)\](?::\d+)?$")
+_NCCL_ADDR = re.compile(r"^(?P<addr>[^\s<>]+)<\d+>$")
+_HOST_PORT = re.compile(r"^(?P<addr>[^\s:\[\]]*):\d+$")
+_MAPPED = re.compile(r"^::ffff:", re.I)
+_NOWHERE = re.compile(r"^(?:|0\.0\.0\.0|::|::1|localhost|127\.\d+\.\d+\.\d+|\*)$", re.I)
+# NCCL lines that list a host's own addresses
+_OWN_ADDRESS_KINDS = ("nccl.bootstrap", "nccl.net_socket")
+
+
+@dataclass(frozen=True)
+class Target:
+    ranks: tuple[int, ...] = ()
+    hosts: tuple[str, ...] = ()
+
+
+def address_of(peer: str) -> str | None:
+    """The host or address part of a peer string (no port), or None."""
+    text = peer.strip()
+    for pattern in (_BRACKETED, _NCCL_ADDR, _HOST_PORT):
+        m = pattern.match(text)
+        if m:
+            text = m["addr"]
+            break
+    text = _MAPPED.sub("", text)
+    if not text or " " in text:
+        return None
+    return text
+
+
+_IP = re.compile(r"^(?:\d+\.\d+\.\d+\.\d+|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)$")
+
+
+def target_of(peer: str | None, addresses: dict[str, str] | None = None,
+              known: frozenset[str] = frozenset()) -> Target | None:
+    """What ``peer`` names: ranks, or one host (None: nothing, or only the reporter's own host). A fully
+    qualified name whose first label is a host the logs name (``known``) is that host."""
+    if not peer:
+        return None
+    m = _RANKS.match(peer.strip())
+    if m:
+        return Target(ranks=tuple(int(x) for x in re.findall(r"\d+", m[1])))
+    addr = address_of(peer)
+    if addr is None or _NOWHERE.match(addr):
+        return None
+    host = (addresses or {}).get(addr)
+    if host is None and not _IP.match(addr) and "." in addr and addr.split(".", 1)[0] in known:
+        host = addr.split(".", 1)[0]
+    return Target(hosts=(host or addr,))
+
+
+@dataclass
+class AddressBook:
+    """Which host owns an address, and which host a rank ran on, as the whole event table says."""
+
+    hosts: dict[str, str] = field(default_factory=dict)  # address -> host (only addresses of one host)
+    rank_hosts: dict[int, str] = field(default_factory=dict)  # rank -> host (ranks seen on one host)
+    known: frozenset[str] = frozenset()  # every host the events name
+
+
+def address_book(events: pl.DataFrame) -> AddressBook:
+    book = AddressBook()
+    if not events.height:
+        return book
+    own = (events.filter(pl.col("kind").is_in(_OWN_ADDRESS_KINDS) & pl.col("peer").is_not_null()
+                         & pl.col("host").is_not_null())
+           .select(pl.col("peer"), pl.col("host").cast(pl.String)).unique())
+    seen: dict[str, set[str]] = {}
+    for peer, host in own.iter_rows():
+        for part in re.findall(r"[0-9A-Fa-f:.]+(?=<\d+>)", peer) or [peer]:
+            addr = address_of(part)
+            if addr and not _NOWHERE.match(addr):
+                seen.setdefault(addr, set()).add(host)
+    book.hosts = {addr: next(iter(hosts)) for addr, hosts in seen.items() if len(hosts) == 1}
+    placed = (events.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null())
+              .group_by("rank").agg(pl.col("host").cast(pl.String).unique().alias("hosts"))
+              .filter(pl.col("hosts").list.len() == 1))
+    book.rank_hosts = {rank: hosts[0] for rank, hosts in placed.iter_rows()}
+    book.known = frozenset(events["host"].drop_nulls().cast(pl.String).unique().to_list())
+    return book
+
+
+def peer_culprits(events: pl.DataFrame, book: AddressBook | None) -> tuple[list[int], list[str]] | None:
+    """The ranks and hosts the matched ``events`` name as their peer (None: they name none)."""
+    if "peer" not in events.columns:
+        return None
+    ranks: set[int] = set()
+    hosts: set[str] = set()
+    addresses, known = (book.hosts, book.known) if book else ({}, frozenset())
+    for peer in events["peer"].drop_nulls().unique().to_list():
+        target = target_of(peer, addresses, known)
+        if target is None:
+            continue
+        ranks.update(target.ranks)
+        hosts.update(target.hosts)
+    if not ranks and not hosts:
+        return None
+    if book and ranks and not hosts:  # a peer rank's host, where the logs place it on one host
+        placed = {book.rank_hosts.get(r) for r in ranks}
+        if None not in placed:
+            hosts.update(h for h in placed if h)
+    return sorted(ranks), sorted(hosts)
