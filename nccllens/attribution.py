@@ -6,6 +6,8 @@ Order of evidence (a value the line itself states is never overwritten):
 1b. kernel lines naming a GPU's PCI address: the rank whose NCCL busId is that GPU, on that host;
 2. lines that carry both rank and local rank (``[default1]:[rank3]:``, torchrun failure tables):
    (host, local rank, attempt) → rank;
+2b. a single-node job (one host and one agent at most, no line stating a rank other than its local rank,
+   no world size beyond the per-node process count): local rank → rank;
 3. a file (not an agent's console) whose ranked events all name one rank: that rank for its other
    worker lines;
 4. per file, a host named by any of its events fills events without one;
@@ -41,7 +43,8 @@ def _fill_from(events: pl.DataFrame, mapping: pl.DataFrame, keys: list[str], tar
         f"{target}_map")
 
 
-_USED = ("file", "line", "host", "pid", "rank", "local_rank", "family", "kind", "pci", "nranks", "key", "exit_code")
+_USED = ("file", "line", "host", "pid", "rank", "local_rank", "family", "kind", "pci", "nranks", "key", "value",
+         "exit_code")
 _TRACEBACKS = ("python.traceback", "python.exception")
 
 
@@ -87,6 +90,11 @@ def _attributed(events: pl.DataFrame) -> pl.DataFrame:
         filled = _fill_from(events, both, ["host", "local_rank"], "rank")
         events = events.with_columns(
             pl.when(worker).then(filled["rank"]).otherwise(pl.col("rank")).alias("rank"))
+    # 2b. a single-node job: a worker's local rank is its global rank
+    if _single_node(events):
+        events = events.with_columns(
+            pl.when(worker & pl.col("rank").is_null()).then(pl.col("local_rank")).otherwise(pl.col("rank"))
+            .alias("rank"))
     # 3. a file whose worker events name exactly one rank, and that is no agent's console (a console
     #    carries every local rank's output: one rank speaking does not make the others silent ones its)
     consoles = events.filter(pl.col("family") == "torchrun").select("file").unique()
@@ -108,6 +116,31 @@ def _attributed(events: pl.DataFrame) -> pl.DataFrame:
         events = events.join(hosts, on="file", how="left", maintain_order="left").with_columns(
             pl.coalesce("host", "fhost").alias("host")).drop("fhost")
     return _exception_rank(events)
+
+
+def _single_node(events: pl.DataFrame) -> bool:
+    """Whether the logs show a job of one node, so that local ranks are global ranks: local ranks are
+    stated, at most one host and one agent's console are seen, no line states a rank other than its
+    local rank, and no world size exceeds the per-node process count."""
+    local = events.filter(pl.col("local_rank").is_not_null() & pl.col("rank").is_null())
+    if not local.height:
+        return False
+    if events["host"].drop_nulls().n_unique() > 1:
+        return False
+    if events.filter(pl.col("family") == "torchrun")["file"].n_unique() > 1:
+        return False
+    if events.filter(pl.col("rank").is_not_null() & pl.col("local_rank").is_not_null()
+                     & (pl.col("rank") != pl.col("local_rank"))).height:
+        return False
+    nproc = events.filter((pl.col("kind") == "torchrun.config") & (pl.col("key") == "nproc_per_node"))
+    world = events["nranks"].max()
+    if world is not None:
+        counts = [int(v) for v in nproc["value"].drop_nulls().to_list() if str(v).isdigit()]
+        if counts and world > max(counts):
+            return False
+        if world <= events["local_rank"].max():
+            return False
+    return True
 
 
 def _exception_rank(events: pl.DataFrame) -> pl.DataFrame:
