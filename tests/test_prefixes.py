@@ -287,3 +287,12 @@ def test_the_rank_a_line_states_beats_the_path(tmp_path):
     events = nccllens.analyze(str(tmp_path)).events
     tb = events.filter(events["kind"].cast(str).str.starts_with("python."))
     assert tb["rank"].to_list() and set(tb["rank"].to_list()) == {1}
+
+
+def test_a_launcher_header_names_the_task_host_and_rank():
+    # real: fixtures/public/submitit_preempted_sighup_requeue/job.log (submitit writes one log per task and
+    # states the task's host and global rank at its top)
+    from nccllens.parse.prefixes import file_facts
+
+    facts = file_facts(_fixture_lines("submitit_preempted_sighup_requeue", "job.log"))
+    assert (facts.host, facts.rank) == ("learnfair0293", 0)

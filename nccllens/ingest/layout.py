@@ -46,7 +46,8 @@ class PathHints:
     # what the file's own lines say of all of them (``parse.prefixes.file_facts``): the shapes of the
     # leading segments that repeat before a rank marker
     leads: frozenset[str] = frozenset()
-    line_host: str | None = None  # the one host the file's shell prompts name
+    line_host: str | None = None  # the one host the file's shell prompts or launcher header name
+    line_rank: int | None = None  # the one global rank the file's launcher header names (submitit)
 
 
 _SEPARATORS = re.compile(r"[/!]")

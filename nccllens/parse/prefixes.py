@@ -148,12 +148,18 @@ class Prefixes:
 
 @dataclass(frozen=True)
 class FileFacts:
-    """What a file's lines say about all of them: the leading-segment shapes that repeat, and the
-    host its shell prompts name (one host only)."""
+    """What a file's lines say of all of them: the leading-segment shapes that repeat, and the host
+    (and rank) that its shell prompts or its launcher's own header name (one only)."""
 
     leads: frozenset[str] = frozenset()
     host: str | None = None
     hosts: tuple[str, ...] = field(default=())
+    rank: int | None = None
+
+
+# a launcher that writes one log per task and states where the task runs at its top: submitit's
+# "Starting with JobEnvironment(job_id=.., hostname=learnfair0293, local_rank=0(2), node=0(1), global_rank=0(2))"
+_TASK_HEADER = re.compile(r"JobEnvironment\((?=.*?\bhostname=(?P<host>[\w.-]+))(?=.*?\bglobal_rank=(?P<rank>\d+))")
 
 
 def parse_ts(text: str) -> datetime | None:
@@ -245,6 +251,7 @@ def file_facts(raws: Sequence[str]) -> FileFacts:
     sample = raws[:SAMPLE]
     cands: dict[str, int] = {}
     prompts: Counter[str] = Counter()
+    tasks: set[int] = set()
     prompt = _BY_NAME["prompt"].pattern
     for raw in sample:
         if "ank" in raw:
@@ -257,6 +264,11 @@ def file_facts(raws: Sequence[str]) -> FileFacts:
             p = prompt.match(raw)
             if p:
                 prompts[p["host"] or p["host2"]] += 1
+        if "JobEnvironment(" in raw:
+            t = _TASK_HEADER.search(raw)
+            if t:
+                prompts[t["host"]] += 1
+                tasks.add(int(t["rank"]))
     leads = set()
     for shape, n in list(cands.items())[:16]:
         count = 0
@@ -267,7 +279,8 @@ def file_facts(raws: Sequence[str]) -> FileFacts:
                     leads.add(shape)
                     break
     hosts = tuple(prompts)
-    return FileFacts(frozenset(leads), hosts[0] if len(hosts) == 1 else None, hosts)
+    return FileFacts(frozenset(leads), hosts[0] if len(hosts) == 1 else None, hosts,
+                     next(iter(tasks)) if len(tasks) == 1 else None)
 
 
 def split_glued(raw: str) -> list[str]:

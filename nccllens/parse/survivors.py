@@ -23,9 +23,9 @@ def with_file_facts(hints: PathHints, raws) -> PathHints:
     """``hints`` with what the file's own lines (``raws``: a sequence of its raw lines) say of all of them:
     repeating leading segments, and the host its shell prompts name."""
     facts = file_facts(raws)
-    if not facts.leads and facts.host is None:
+    if not facts.leads and facts.host is None and facts.rank is None:
         return hints
-    return replace(hints, leads=facts.leads, line_host=facts.host)
+    return replace(hints, leads=facts.leads, line_host=facts.host, line_rank=facts.rank)
 
 
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
@@ -34,7 +34,8 @@ def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) ->
     p = strip(raw, hints.leads)
     return Line(
         file=path, line=line_no, raw=raw, message=p.message,
-        host=p.host or hints.line_host, rank=p.rank, local_rank=p.local_rank,
+        host=p.host or hints.line_host, rank=p.rank if p.rank is not None else hints.line_rank,
+        local_rank=p.local_rank,
         attempt=hints.attempt, ts=p.ts, ts_kind="absolute" if p.ts else None,
         stream=p.stream, row=row,
     )
