@@ -296,3 +296,38 @@ def test_a_launcher_header_names_the_task_host_and_rank():
 
     facts = file_facts(_fixture_lines("submitit_preempted_sighup_requeue", "job.log"))
     assert (facts.host, facts.rank) == ("learnfair0293", 0)
+
+
+# --- lines hard-wrapped by a terminal (issue 16 §3.4) ----------------------------------------------
+
+def _watchdog_line() -> str:
+    # real: fixtures/public/pytorch_watchdog/torch2.4_pg_desc_prefix_numbered_lines.log, line 1
+    return _fixture_lines("pytorch_watchdog", "torch2.4_pg_desc_prefix_numbered_lines.log")[0]
+
+
+@pytest.mark.parametrize("width", [120, 200])
+def test_a_record_wrapped_by_a_terminal_is_rejoined(tmp_path, width):
+    import polars as pl
+
+    import nccllens
+
+    line = _watchdog_line()
+    pieces = [line[i:i + width] for i in range(0, len(line), width)]
+    (tmp_path / "console.log").write_text("\n".join(pieces) + "\n", encoding="utf-8")
+    events = nccllens.analyze(str(tmp_path)).events.filter(pl.col("kind") == "torch.watchdog_timeout")
+    assert events.select("line", "rank", "seq", "op", "timeout_ms").rows() == [(1, 0, 1580, "ALLREDUCE", 600000)]
+
+
+def test_lines_of_one_width_that_each_begin_a_record_stay_apart():
+    # real: fixtures/public/opensora_nccl_enqueue_cuda_oom/train.log: twelve NCCL lines of the same length
+    import polars as pl
+
+    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.survivors import unwrap
+
+    raws = _fixture_lines("opensora_nccl_enqueue_cuda_oom", "train.log")
+    facts = file_facts(raws)
+    assert facts.wrap is not None  # the longest lines share a length...
+    frame = pl.DataFrame({"line": list(range(1, len(raws) + 1)), "raw": raws})
+    for row, raw in enumerate(raws):  # ...but each next line begins a record: nothing is joined
+        assert unwrap(raw, row, row + 1, frame, None, facts.wrap) == (raw, [])

@@ -48,6 +48,7 @@ class PathHints:
     leads: frozenset[str] = frozenset()
     line_host: str | None = None  # the one host the file's shell prompts or launcher header name
     line_rank: int | None = None  # the one global rank the file's launcher header names (submitit)
+    wrap: int | None = None  # the width a terminal hard-wrapped the file's long lines at
 
 
 _SEPARATORS = re.compile(r"[/!]")

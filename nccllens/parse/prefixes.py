@@ -155,6 +155,7 @@ class FileFacts:
     host: str | None = None
     hosts: tuple[str, ...] = field(default=())
     rank: int | None = None
+    wrap: int | None = None  # the width a terminal hard-wrapped the file's long lines at
 
 
 # a launcher that writes one log per task and states where the task runs at its top: submitit's
@@ -280,7 +281,20 @@ def file_facts(raws: Sequence[str]) -> FileFacts:
                     break
     hosts = tuple(prompts)
     return FileFacts(frozenset(leads), hosts[0] if len(hosts) == 1 else None, hosts,
-                     next(iter(tasks)) if len(tasks) == 1 else None)
+                     next(iter(tasks)) if len(tasks) == 1 else None, _wrap_width(sample))
+
+
+WRAP_MIN = 60
+
+
+def _wrap_width(sample: Sequence[str]) -> int | None:
+    """The width of a terminal that hard-wrapped the file: its longest lines, when at least two have
+    that very length (each wrapped piece but the last is exactly as wide as the terminal)."""
+    lengths = Counter(len(r) for r in sample)
+    if not lengths:
+        return None
+    width = max(lengths)
+    return width if width >= WRAP_MIN and lengths[width] >= 2 else None
 
 
 def split_glued(raw: str) -> list[str]:

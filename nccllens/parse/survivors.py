@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import polars as pl
@@ -23,9 +24,9 @@ def with_file_facts(hints: PathHints, raws) -> PathHints:
     """``hints`` with what the file's own lines (``raws``: a sequence of its raw lines) say of all of them:
     repeating leading segments, and the host its shell prompts name."""
     facts = file_facts(raws)
-    if not facts.leads and facts.host is None and facts.rank is None:
+    if not facts.leads and facts.host is None and facts.rank is None and facts.wrap is None:
         return hints
-    return replace(hints, leads=facts.leads, line_host=facts.host, line_rank=facts.rank)
+    return replace(hints, leads=facts.leads, line_host=facts.host, line_rank=facts.rank, wrap=facts.wrap)
 
 
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
@@ -160,10 +161,68 @@ def _parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: F
     return parse_survivors(df, survivors(df, pattern, matches), rule_pattern, ctx, hints)
 
 
-def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0) -> list[Line]:
-    """Surviving rows as Line objects (prefixes stripped, glued lines split)."""
+WRAP_MIN = 60  # a terminal wraps long lines only
+WRAP_LINES = 8  # continuation lines read for one head
+
+
+def _open(text: str) -> int:
+    return text.count("(") - text.count(")") + text.count("[") - text.count("]")
+
+
+def _starts_a_record(raw: str) -> bool:
+    """A line that begins a record of its own: a launcher prefix, a log header, an NCCL prefix, an
+    indented continuation (tracebacks, tables) or a Python exception line."""
+    if raw.startswith(" ") and not raw.startswith("  "):
+        raw = raw[1:]
+    if not raw or raw[0] == "\t" or raw.startswith("  "):  # a wrap may cut before one blank, not indent
+        return True
+    if strip(raw).message != raw or split_header(raw, None)[0] is not None:
+        return True
+    return bool(_RECORD_START.match(raw))
+
+
+_RECORD_START = re.compile(r"[^\s:\[\]]+:\d+:\d+ |Traceback |(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Warning)\b:?|"
+                           r"NCCL |\w+ \d\d-\d\d \d\d:")
+
+
+def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: int | None,
+           wrap: int | None = None) -> tuple[str, list[int]]:
+    """``raw`` rejoined with the lines a terminal hard-wrapped off it, and the rows taken.
+
+    Only a record head that lacks its tail is rejoined, with the lines right after it that begin no
+    record of their own: a line as wide as the file's wrap width (``wrap``) takes pieces until one is
+    narrower (the tail); another long line with a bracket left open takes pieces until it closes. At
+    most ``WRAP_LINES`` pieces; a head that finds no tail is left as it is."""
+    by_width = wrap is not None and len(raw) == wrap
+    if frame is None or not (by_width or (len(raw) >= WRAP_MIN and _open(raw) > 0)):
+        return raw, []
+    end = frame.height if end is None else min(end, frame.height)
+    text, taken = raw, []
+    for k in range(1, WRAP_LINES + 1):
+        r = row + k
+        if r >= end:
+            return raw, []
+        nxt_line, nxt = frame["line"][r], frame["raw"][r]
+        if nxt_line != line_no + k or _starts_a_record(nxt):
+            return raw, []
+        text += nxt
+        taken.append(r)
+        if (len(nxt) < wrap) if by_width else (_open(text) <= 0):
+            return text, taken
+    return raw, []
+
+
+def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0,
+                   frame: pl.DataFrame | None = None, end: int | None = None) -> list[Line]:
+    """Surviving rows as Line objects (prefixes stripped, glued lines split, hard-wrapped records
+    rejoined when ``frame``, the rows around them, is given; ``end``: the file's last row + 1)."""
     lines: list[Line] = []
+    taken: set[int] = set()
     for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
+        if row in taken:
+            continue
+        raw, more = unwrap(raw, row, line_no, frame, end, hints.wrap)
+        taken.update(more)
         lines.extend(_lines_of(path, line_no - shift, row, raw, hints))
     return lines
 
@@ -197,7 +256,7 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Pat
     if not survivors.height:
         return []
     hints = with_file_facts(hints, df["raw"].head(SAMPLE).to_list())
-    lines = survivor_lines(survivors, ctx.path, hints)
+    lines = survivor_lines(survivors, ctx.path, hints, frame=df)
     ctx._following = _follower(df, ctx.path, hints)
     return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
 
