@@ -98,7 +98,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 hints = with_file_facts(hints, big["raw"].slice(row_starts[k], min(
                     SAMPLE, row_starts[k + 1] - row_starts[k])).to_list())
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1, big,
-                                   row_starts[k + 1]) if mine is not None else []
+                                   row_starts[k + 1], row_starts[k]) if mine is not None else []
             per_file.append((k, lines, hints))
         everything = [ln for _, lines, _ in per_file for ln in lines]
         masks = line_masks(everything, rule_pattern) if everything else {}

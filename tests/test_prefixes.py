@@ -331,3 +331,17 @@ def test_lines_of_one_width_that_each_begin_a_record_stay_apart():
     frame = pl.DataFrame({"line": list(range(1, len(raws) + 1)), "raw": raws})
     for row, raw in enumerate(raws):  # ...but each next line begins a record: nothing is joined
         assert unwrap(raw, row, row + 1, frame, None, facts.wrap) == (raw, [])
+
+
+def test_a_section_header_names_the_rank_of_the_lines_under_it(tmp_path):
+    # real: fixtures/public/ray_train_v2_rank0_valueerror_message (https://github.com/ray-project/ray/pull/51199:
+    # Ray Train v2 lists each failed worker as "[Rank 0]" followed by its traceback)
+    import shutil
+    from pathlib import Path
+
+    import nccllens
+
+    src = Path(__file__).resolve().parents[1] / "fixtures/public/ray_train_v2_rank0_valueerror_message/driver.log"
+    shutil.copy(src, tmp_path / "driver.log")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.findings[0].ranks == [0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import replace
 
 import polars as pl
@@ -212,18 +213,45 @@ def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: in
     return raw, []
 
 
+# a line that is only a rank's name heads that rank's section (Ray Train v2's "Training failed due to
+# worker errors:" lists each failed worker as "[Rank 0]" followed by its traceback)
+_SECTION = r"(?i)^\s*\[?rank[ =_]?(\d{1,6})\]?:?\s*$"
+SECTION_LINES = 400  # lines a section header reaches at most
+
+
+def _sections(frame: pl.DataFrame | None, start: int, end: int | None) -> tuple[list[int], list[int]]:
+    """Rows (sorted) of the file's section headers and the rank each names."""
+    if frame is None:
+        return [], []
+    end = frame.height if end is None else min(end, frame.height)
+    window = frame.slice(start, max(0, end - start)).select(
+        pl.int_range(start, start + pl.len(), dtype=pl.Int64).alias("r"),
+        pl.col("raw").str.extract(_SECTION, 1).alias("rank"))
+    found = window.filter(pl.col("rank").is_not_null())
+    return found["r"].to_list(), [int(x) for x in found["rank"].to_list()]
+
+
 def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0,
-                   frame: pl.DataFrame | None = None, end: int | None = None) -> list[Line]:
-    """Surviving rows as Line objects (prefixes stripped, glued lines split, hard-wrapped records
-    rejoined when ``frame``, the rows around them, is given; ``end``: the file's last row + 1)."""
+                   frame: pl.DataFrame | None = None, end: int | None = None, start: int = 0) -> list[Line]:
+    """Surviving rows as Line objects (prefixes stripped, glued lines split; when ``frame``, the file's
+    rows from ``start`` to ``end``, is given: hard-wrapped records rejoined, and lines under a section
+    header that names a rank given that rank when they state none)."""
     lines: list[Line] = []
     taken: set[int] = set()
+    heads, head_ranks = _sections(frame, start, end)
     for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
         if row in taken:
             continue
         raw, more = unwrap(raw, row, line_no, frame, end, hints.wrap)
         taken.update(more)
-        lines.extend(_lines_of(path, line_no - shift, row, raw, hints))
+        made = _lines_of(path, line_no - shift, row, raw, hints)
+        if heads:
+            k = bisect_right(heads, row) - 1
+            if k >= 0 and row - heads[k] <= SECTION_LINES:
+                for ln in made:
+                    if ln.rank is None:
+                        ln.rank = head_ranks[k]
+        lines.extend(made)
     return lines
 
 
