@@ -345,3 +345,9 @@ def test_a_section_header_names_the_rank_of_the_lines_under_it(tmp_path):
     shutil.copy(src, tmp_path / "driver.log")
     report = nccllens.analyze(str(tmp_path))
     assert report.findings[0].ranks == [0]
+
+
+def test_pdsh_host_named_gpu():
+    # real: fixtures/public/llamafactory_hostfile_store_reset_rank0/gpu003.log (DeepSpeed launcher over pdsh)
+    p = strip("gpu003: Traceback (most recent call last):")
+    assert (p.host, p.message) == ("gpu003", "Traceback (most recent call last):")

@@ -39,7 +39,7 @@ class Shape:
 
 _HOSTY = re.compile(r"^(?=.*[\d-])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*$")
 _NOT_PDSH = re.compile(
-    r"^(?:(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note|line|item|batch|gpu|cuda"
+    r"^(?:(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note|line|item|batch|cuda"
     r"|device|node_rank|process|proc|thread|task)\d*"
     r"|nvidia-\S*|nvswitch\d*|mlx\d\S*|ib\d+\S*|eth\d+\S*|en[opsx]\S*|bond\d+\S*|nvme\S*|sd[a-z]+\d*"
     r"|docker\d*|veth\S*|lo\d*|usb\d\S*|pci\S*|acpi\S*|cpu\d+|node-exporter|x86\S*|0x[0-9a-f]+|\d+e\d+"
