@@ -224,11 +224,13 @@ def _sections(frame: pl.DataFrame | None, start: int, end: int | None) -> tuple[
     if frame is None:
         return [], []
     end = frame.height if end is None else min(end, frame.height)
-    window = frame.slice(start, max(0, end - start)).select(
-        pl.int_range(start, start + pl.len(), dtype=pl.Int64).alias("r"),
-        pl.col("raw").str.extract(_SECTION, 1).alias("rank"))
-    found = window.filter(pl.col("rank").is_not_null())
-    return found["r"].to_list(), [int(x) for x in found["rank"].to_list()]
+    raw = frame["raw"].slice(start, max(0, end - start))
+    rows = raw.str.contains("ank", literal=True).arg_true()  # one literal pass, then the regex on few rows
+    if not rows.len():
+        return [], []
+    ranks = raw.gather(rows).str.extract(_SECTION, 1)
+    keep = ranks.is_not_null()
+    return [start + r for r in rows.filter(keep).to_list()], [int(x) for x in ranks.filter(keep).to_list()]
 
 
 def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0,
@@ -238,7 +240,9 @@ def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: 
     header that names a rank given that rank when they state none)."""
     lines: list[Line] = []
     taken: set[int] = set()
-    heads, head_ranks = _sections(frame, start, end)
+    # the sections hold tracebacks: a file without an unprefixed one needs no pass over all its lines
+    heads, head_ranks = _sections(frame, start, end) if any(
+        raw.startswith("Traceback") for raw in survivors["raw"]) else ([], [])
     for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
         if row in taken:
             continue
