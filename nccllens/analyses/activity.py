@@ -1,0 +1,178 @@
+"""Rank-level stragglers and hangs that print no error of their own.
+
+When some ranks wait (a watchdog or gloo timeout, a store wait) the question is what the others did:
+
+- ``busy_while_waiting``: a progress bar still moving (tokenising, evaluating, preparing data) on a
+  rank that is not among the waiting ones: alive and busy, a straggler. A bar printed with no rank of
+  its own (tqdm writes only on the main process in HF, accelerate, Lightning, YOLO...) belongs to the
+  main process, rank 0, when rank 0 is not waiting; else to the ranks not waiting.
+- ``gloo_absent``: in a gloo job every rank that reached the collective raises its own timeout; the rank
+  absent from the set that timed out is the culprit: alive at the end (stopped by the agent or a harness)
+  it was stuck or busy elsewhere (straggler); dead on its own it exited (its own error says why).
+- ``slow_steps``: a run whose ranks state per-step durations (``compute 0.60s``, ``forward: 123.4`` ms)
+  where one rank's work per step is several times the others': a straggler, even if nothing failed.
+  Waiting times (``sync``, ``wait``, ``comm``) are left out: the fast ranks are the ones that wait.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+import polars as pl
+
+from nccllens.analyses.common import hosts_of, make_finding, rank_list
+from nccllens.parse.progress import clock_ms, last_bar
+from nccllens.report.model import Finding, RankStatus
+
+WAIT_KINDS = ("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error", "torch.monitored_barrier")
+GLOO_TIMEOUT = pl.col("kind").eq("torch.gloo_error") & pl.col("value").fill_null("").str.ends_with("timeout")
+WAITING = pl.col("kind").is_in(["torch.watchdog_timeout", "torch.store_timeout"]) | GLOO_TIMEOUT
+AGENT_STOP = ("SIGTERM", "SIGINT", "SIGHUP")
+WAIT_LABEL = re.compile(r"wait|sync|comm|idle|barrier|allreduce|all_reduce|block|stall")
+SLOW_FACTOR = 3.0  # a rank's median work per step this many times the others' median
+SLOW_MIN_SECONDS = 0.05  # and at least this much more per step, in absolute terms
+MIN_STEPS = 3
+
+
+def _waiting(events: pl.DataFrame) -> pl.DataFrame:
+    return events.filter(WAITING & pl.col("rank").is_not_null())
+
+
+def _bars(events: pl.DataFrame, waiting: set[int]) -> pl.DataFrame:
+    """The last state of every progress bar: its rank (None when it has no rank of its own or names a
+    waiting rank: a rank blocked in a wait moves no bar), label, percent, counts. Bars glued in front of
+    another writer's message (``...[29:55<4:48:08, 155.57 examples/s][E ProcessGroupNCCL.cpp:475] [Rank 2]``)
+    are read from that message and have no rank."""
+    own = events.filter(pl.col("kind") == "progress.bar").select(
+        "file", "line", "ts", "rank", pl.col("key").alias("label"), pl.col("value").cast(pl.Int64, strict=False).alias("pct"),
+        "detail", "message")
+    glued_rows = events.filter((pl.col("kind") != "progress.bar") & pl.col("message").fill_null("").str.contains(r"\d%\|"))
+    glued = []
+    for file, line, ts, message in glued_rows.select("file", "line", "ts", "message").iter_rows():
+        m = last_bar(message)
+        if m and m.end() < len(message):  # another message follows the bar on this line
+            glued.append({"file": file, "line": line, "ts": ts, "rank": None,
+                          "label": m["desc"].strip().strip(":").strip() or None, "pct": int(m["pct"]),
+                          "detail": f"{m['n']}/{m['total']} [{m['elapsed']}<{m['left'] or '?'}]", "message": m.group(0)})
+    if glued:
+        own = pl.concat([own, pl.DataFrame(glued, schema=own.schema)], how="vertical_relaxed")
+    if not own.height:
+        return own
+    own = own.with_columns(pl.when(pl.col("rank").is_in(sorted(waiting))).then(None).otherwise(pl.col("rank"))
+                           .alias("rank"))
+    own = own.sort(["file", "line"])
+    # a bar is busy when its last state is incomplete; every incomplete state of a busy bar is kept (to show)
+    last = own.unique(["rank", "label"], keep="last", maintain_order=True).filter(pl.col("pct") < 100)
+    return own.join(last.select("rank", "label"), on=["rank", "label"], how="semi", nulls_equal=True)
+
+
+def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[RankStatus],
+                       rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    waits = _waiting(events)
+    if not waits.height:
+        return []
+    waiting = set(waits["rank"].to_list())
+    busy = _bars(events, waiting)
+    busy = busy.filter(pl.col("pct") < 100) if busy.height else busy
+    if not busy.height:
+        return []
+    dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in AGENT_STOP}
+    named = sorted({int(r) for r in busy["rank"].drop_nulls().to_list()} - waiting)
+    if named:
+        ranks, confidence = named, 0.75
+    else:
+        universe = set(range(seen or 0)) | {s.rank for s in status}
+        others = sorted(universe - waiting - dead)
+        ranks = [0] if 0 in others else others
+        confidence = 0.65 if ranks else 0.5
+    ran = busy.with_columns(pl.col("detail").fill_null("").str.extract(r"\[([\d:]+)", 1)
+                            .map_elements(clock_ms, return_dtype=pl.Int64).fill_null(-1).alias("_ran"))
+    show = ran.sort(["_ran", "file", "line"]).row(-1, named=True)  # the bar that ran longest
+    label = (show["label"] or "progress")[-48:].strip()
+    what = f"{label} {show['pct']}% {show['detail']}"
+    op = waits.filter(pl.col("op").is_not_null())["op"]
+    timeout = waits["timeout_ms"].drop_nulls()
+    evidence = pl.concat([busy.select("file", "line").join(events, on=["file", "line"], how="inner"),
+                          waits.sort(["file", "line"]).head(3)], how="vertical_relaxed")
+    return [make_finding(
+        "AN-RANK-BUSY", lang, evidence.unique(["file", "line", "kind"], maintain_order=True), ranks=ranks,
+        hosts=hosts_of(ranks, rank_hosts), confidence=confidence, busy=what, waiting=rank_list(sorted(waiting)),
+        op=str(op[0]) if len(op) else "a collective or store wait",
+        timeout=f"{int(timeout.max()) // 1000} s" if len(timeout) else "its timeout",
+        elapsed=f"{clock_ms(show['detail'].split('[', 1)[-1].split('<', 1)[0]) // 1000} s"
+        if show["detail"] and clock_ms(show["detail"].split("[", 1)[-1].split("<", 1)[0]) is not None else "?")]
+
+
+def gloo_absent(events: pl.DataFrame, world: int | None, status: list[RankStatus], rank_hosts: dict[int, str],
+                lang: str) -> list[Finding]:
+    timed = events.filter(GLOO_TIMEOUT & pl.col("rank").is_not_null())
+    if not timed.height:
+        return []
+    waiting = set(timed["rank"].to_list())
+    universe = set(range(world)) if world else {s.rank for s in status if s.state != "never_seen"}
+    by_rank = {s.rank: s for s in status}
+    absent = sorted(universe - waiting)
+    if not absent or len(absent) >= len(waiting):
+        return []
+    dead = [r for r in absent if r in by_rank and by_rank[r].state == "crashed"]
+    if dead:
+        return []  # a rank that died of its own error: that error is the cause (and explains the timeouts)
+    alive = [r for r in absent if r in by_rank and (by_rank[r].signal in AGENT_STOP or by_rank[r].state in
+                                                       ("silent", "blocked", "exited", "finished"))]
+    unseen = [r for r in absent if r not in by_rank or by_rank[r].state == "never_seen"]
+    if unseen and len(unseen) == len(absent) and not world:
+        return []
+    last = {}
+    steps = events.filter((pl.col("kind") == "progress.step") & pl.col("rank").is_not_null())
+    if steps.height:
+        last = dict(steps.group_by("rank").agg(pl.col("seq").max()).iter_rows())
+    stopped = ", ".join(f"{r}:{last[r]}" for r in sorted(last)) if last else "-"
+    evidence = pl.concat([timed.sort(["file", "line"]).head(3),
+                          events.filter(pl.col("rank").is_in(absent)).sort(["ts", "file", "line"], nulls_last=True)
+                          .tail(2)], how="vertical_relaxed")
+    return [make_finding(
+        "AN-GLOO-ABSENT", lang, evidence, ranks=absent, hosts=hosts_of(absent, rank_hosts),
+        confidence=0.7 if alive else 0.55, waiting=rank_list(sorted(waiting)), steps=stopped,
+        state=", ".join(f"{r}:{by_rank[r].state if r in by_rank else 'never_seen'}" for r in absent))]
+
+
+def _step_work(events: pl.DataFrame) -> dict[str, dict[int, list[float]]]:
+    """label → rank → seconds per step, for the work (not waiting) durations that step lines state."""
+    rows = events.filter((pl.col("kind") == "progress.step") & pl.col("rank").is_not_null()
+                         & pl.col("detail").is_not_null())
+    out: dict[str, dict[int, list[float]]] = {}
+    for rank, detail in rows.select("rank", "detail").iter_rows():
+        for pair in detail.split():
+            label, _, value = pair.partition("=")
+            if not value or WAIT_LABEL.search(label):
+                continue
+            try:
+                out.setdefault(label, {}).setdefault(int(rank), []).append(float(value))
+            except ValueError:
+                continue
+    return out
+
+
+def slow_steps(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    found: dict[int, tuple[str, float, float]] = {}
+    for label, per_rank in _step_work(events).items():
+        medians = {r: statistics.median(v) for r, v in per_rank.items() if len(v) >= MIN_STEPS}
+        if len(medians) < 2:
+            continue
+        for rank, mine in medians.items():
+            others = [m for r, m in medians.items() if r != rank]
+            typical = statistics.median(others)
+            if mine - typical >= SLOW_MIN_SECONDS and mine >= SLOW_FACTOR * max(typical, 1e-3):
+                slower_than_all = all(mine >= SLOW_FACTOR * max(o, 1e-3) for o in others)
+                if slower_than_all and (rank not in found or mine / max(typical, 1e-3) > found[rank][1] / max(found[rank][2], 1e-3)):
+                    found[rank] = (label, mine, typical)
+    if not found or len(found) * 2 >= len({r for per in _step_work(events).values() for r in per}):
+        return []
+    ranks = sorted(found)
+    evidence = (events.filter((pl.col("kind") == "progress.step") & pl.col("rank").is_in(ranks))
+                .sort(["file", "line"]).tail(3))
+    label, mine, typical = found[ranks[0]]
+    return [make_finding(
+        "AN-SLOW-RANK", lang, evidence, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), label=label,
+        mine=f"{mine:.2f} s", typical=f"{typical:.2f} s", factor=f"{mine / max(typical, 0.01):.0f}")]

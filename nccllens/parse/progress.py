@@ -1,0 +1,95 @@
+"""Signs of life: progress bars and per-step lines (family ``progress``).
+
+A rank that never reached the collective its peers time out in may be dead, on another code path, or
+alive and busy (tokenising, evaluating, preparing data, a slow step). Progress lines tell the last case
+apart; they are otherwise ignored, so this family runs last and takes only lines nobody else claimed.
+
+- ``progress.bar``: a tqdm-style bar ``Running tokenizer on dataset:   9%|███▊ | 280000/2969526
+  [29:55<4:48:08, 155.57 examples/s]`` (also Keras/HF ``Map (num_proc=64):  45%|...``). With ``\\r``
+  updates many bars share one line: the last one counts. ``value`` = percent, ``key`` = the bar's label,
+  ``seq`` = items done, ``nranks`` = none, ``detail`` = ``n/total [elapsed<left]``, ``elapsed_ms``.
+- ``progress.step``: a line that counts steps or iterations (``step 3/10``, ``iteration 120``,
+  ``[rank 3] step 4/10 compute 0.60s sync_wait 0.03s``, ``iter 50 | time (ms) | forward: 123.4``):
+  ``seq`` = the step, ``detail`` = the durations it states as ``label=seconds`` pairs (``compute=0.6
+  sync_wait=0.03``), ``key`` = the total steps when stated.
+
+A rank stated in the message itself (``[rank 3]``, ``rank 3:``, ``[Rank 3]``) wins over the path's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from nccllens.parse.base import FileContext, Line, event_for
+
+FAMILY = "progress"
+PREFILTER = r"\d%\|[^|]*\|\s*\d|\b(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER(?:ATION)?)\b\s*[:=#]?\s*\d"
+
+BAR = re.compile(
+    r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)"
+    r"\s*\[(?P<elapsed>[\d:]+)(?:<(?P<left>[\d:?]+))?")
+STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b\s*[:=#]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?", re.I)
+DURATION = re.compile(
+    r"(?P<label>[A-Za-z][\w.]*(?:[ _-][A-Za-z][\w.]*)?)\s*(?:\((?P<unit0>ms|s)\))?\s*[:=]?\s*"
+    r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?(?![\w.])")
+OWN_RANK = re.compile(r"^\s*\[?\s*(?:global[ _])?rank\s*[:=]?\s*(?P<r>\d+)\s*\]?\s*[:|]?", re.I)
+SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0}
+NOT_TIMES = ("step", "iter", "iteration", "epoch", "rank", "loss", "lr", "batch")
+
+
+def clock_ms(text: str | None) -> int | None:
+    """``29:55`` / ``4:48:08`` → milliseconds."""
+    if not text or "?" in text:
+        return None
+    parts = [int(p) for p in text.split(":") if p.isdigit()]
+    seconds = 0
+    for p in parts:
+        seconds = seconds * 60 + p
+    return seconds * 1000
+
+
+def last_bar(text: str) -> re.Match | None:
+    """The last bar on a line (``\r`` updates put many on one line)."""
+    bars = list(BAR.finditer(text))
+    return bars[-1] if bars else None
+
+
+def durations(text: str) -> list[tuple[str, float]]:
+    """(label, seconds) for every duration a step line states with a unit (``compute 0.60s``,
+    ``forward: 123.4`` after ``time (ms)``)."""
+    out = []
+    default = "ms" if re.search(r"time \(ms\)", text) else None
+    for m in DURATION.finditer(text):
+        unit = m["unit"] or m["unit0"] or default
+        label = m["label"].strip().lower().replace(" ", "_").replace("-", "_")
+        if not unit or label in NOT_TIMES or label.endswith(NOT_TIMES):
+            continue
+        out.append((label, float(m["num"]) * SECONDS[unit]))
+    return out
+
+
+def _own_rank(line: Line) -> int | None:
+    m = OWN_RANK.match(line.message)
+    return int(m["r"]) if m else None
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        text = line.message
+        rank = _own_rank(line)
+        extra = {"rank": rank} if rank is not None else {}
+        bar = last_bar(text)
+        if bar:
+            desc = bar["desc"].strip().strip(":").strip() or None
+            yield event_for(line, "progress.bar", level="debug", message=text.strip()[-300:], value=bar["pct"], key=desc,
+                            detail=f"{bar['n']}/{bar['total']} [{bar['elapsed']}<{bar['left'] or '?'}]",
+                            elapsed_ms=clock_ms(bar["elapsed"]), **extra)
+            continue
+        step = STEP.search(text)
+        if step:
+            rest = text[step.end():]
+            times = durations(rest)
+            yield event_for(line, "progress.step", level="debug", message=text.strip()[:300], seq=int(step["step"]),
+                            key=step["total"],
+                            detail=" ".join(f"{k}={v:g}" for k, v in times) or None, **extra)
