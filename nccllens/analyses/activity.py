@@ -176,3 +176,47 @@ def slow_steps(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> l
     return [make_finding(
         "AN-SLOW-RANK", lang, evidence, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), label=label,
         mine=f"{mine:.2f} s", typical=f"{typical:.2f} s", factor=f"{mine / max(typical, 0.01):.0f}")]
+
+
+CONSEQUENCE = re.compile(r"(?i)time[ds]?[ _-]?out|watchdog|taking the entire process down|DistBackendError|"
+                         r"SIGABRT|signal 6|exit ?code|ChildFailedError|terminate called|Aborted")
+
+
+def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """Every rank of a one-node job stuck in the very first collective, with no error but the timeouts (or
+    an nccl-tests run whose header never got a result row): GPU peer-to-peer that hangs (ACS, IOMMU, a
+    PCIe switch without P2P) is the usual cause. A suspect, at low confidence: the experiment decides."""
+    hosts = events["host"].drop_nulls().unique().to_list()
+    if len(hosts) > 1:
+        return []
+    errors = events.filter(pl.col("level").is_in(["error", "critical"]))
+    waits = events.filter(pl.col("kind") == "torch.watchdog_timeout")
+    bench = events.filter(pl.col("kind").cast(pl.String).str.starts_with("progress.bench"))
+    others = errors.filter(~pl.col("message").fill_null("").str.contains(CONSEQUENCE.pattern))
+    if others.height:
+        return []
+    if waits.height:
+        if waits["seq"].is_null().any() or waits["seq"].max() > 1 or waits["rank"].n_unique() < 2:
+            return []
+        evidence, stuck = waits, f"collective 1 ({waits['op'].drop_nulls().first() or '?'})"
+    elif bench.height and not bench.filter(pl.col("kind") != "progress.bench_start").height:
+        nccl = events.filter(pl.col("family") == "nccl")
+        if not nccl.height or errors.height:
+            return []
+        evidence, stuck = pl.concat([bench, nccl.sort(["file", "line"]).tail(2)]), "the first nccl-tests size"
+    else:
+        return []
+    ranks = sorted({int(r) for r in evidence["rank"].drop_nulls().to_list()})
+    return [make_finding("AN-FIRST-COLLECTIVE-HANG", lang, evidence, ranks=(), hosts=hosts,
+                         stuck=stuck, node=hosts[0] if hosts else "the node", waiting=rank_list(ranks) if ranks else "all")]
+
+
+def wallclock_kill(events: pl.DataFrame, lang: str) -> list[Finding]:
+    """A harness or scheduler stopped the job at its time limit: never a healthy run. When ranks were
+    already stuck (timeouts, a rank absent or busy), those findings explain the kill."""
+    hits = events.filter(pl.col("kind") == "harness.wallclock")
+    if not hits.height:
+        return []
+    first = hits.sort(["ts", "file", "line"], nulls_last=True).row(0, named=True)
+    return [make_finding("AN-WALLCLOCK-KILL", lang, hits, hosts=hits["host"].drop_nulls().unique().to_list(),
+                         by=first["value"] or "?", limit=first["detail"] or "?", text=first["message"])]

@@ -13,6 +13,10 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
   ``seq`` = the step, ``detail`` = the durations it states as ``label=seconds`` pairs (``compute=0.6
   sync_wait=0.03``), ``key`` = the total steps when stated.
 
+- ``progress.bench_start`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests' ``# Using devices``
+  header, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
+  summary: a header without rows on one node is a test stuck in its first collective.
+
 A rank stated in the message itself (``[rank 3]``, ``rank 3:``, ``[Rank 3]``) wins over the path's.
 """
 
@@ -24,7 +28,12 @@ from collections.abc import Iterator
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "progress"
-PREFILTER = r"\d%\|[^|]*\|\s*\d|\b(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER(?:ATION)?)\b\s*[:=#]?\s*\d"
+PREFILTER = (r"\d%\|[^|]*\|\s*\d|\b(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER(?:ATION)?)\b\s*[:=#]?\s*\d"
+             r"|^# Using devices|^# Avg bus bandwidth|^# Out of bounds values"
+             r"|^\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
+# nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
+BENCH = re.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
+                   r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
 
 BAR = re.compile(
     r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)"
@@ -77,6 +86,14 @@ def _own_rank(line: Line) -> int | None:
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         text = line.message
+        bench = BENCH.search(text)
+        if bench:
+            kind = "progress.bench_start" if bench["start"] else ("progress.bench_done" if bench["done"] else "progress.bench_row")
+            yield event_for(line, kind, level="debug", message=text.strip()[:300],
+                            seq=int(bench["size"]) if bench["size"] else None)
+            continue
+        if "step: " in text and "(factor)" in text:  # the nccl-tests banner's size step, not a training step
+            continue
         rank = _own_rank(line)
         extra = {"rank": rank} if rank is not None else {}
         bar = last_bar(text)

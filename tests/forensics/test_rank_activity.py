@@ -204,3 +204,28 @@ def test_frtrace_parser_reads_the_one_line_print_of_torch_2_4():
             "Missing ranks are {1}  [[3, 4]] [[3, 4]] 2 scheduled")
     events = list(parse_frtrace([Line("f", 1, text, text)], FileContext("f")))
     assert (events[0]["pg"], events[0]["op"], events[0]["key"]) == ("0:default_pg", "all_reduce", "1")
+
+
+def test_errors_after_every_rank_finished_are_context(tmp_path):
+    """fixtures/healthy_clean (real torchrun run, both agents report SUCCEEDED), plus a finding quoting a line
+    printed after that (pytorch/pytorch#128680: the heartbeat monitor losing the store at exit)."""
+    from nccllens.analyses.shutdown import quiet_after_finish
+    from nccllens.report.model import Evidence, Finding
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "healthy_clean"
+    report = nccllens.analyze(str(fixture))
+    assert report.verdict.category == "none"
+    log = fixture / "node-a" / "console.log"
+    lines = log.read_text().splitlines()
+    finished = next(i for i, text in enumerate(lines, 1) if "WorkerState.SUCCEEDED" in text)
+    noise = ("[rank1]:[E614 11:14:03.086670611 ProcessGroupNCCL.cpp:1319] [PG 0 Rank 1] Failed to get exception "
+             "dump flag from the global store.Connection reset by peer")
+
+    def finding(line: int) -> Finding:
+        return Finding(id="", rule="NL-X", category="peer_exited", severity="error", role="cause", confidence=0.6,
+                       title="t", summary="s", remediation="r", evidence=[Evidence(str(log), line, noise)])
+
+    after, before = finding(finished + 1), finding(finished - 1)
+    quiet_after_finish([after, before], report.events, report.ranks)
+    assert (after.severity, after.role) == ("info", "context")
+    assert (before.severity, before.role) == ("error", "cause")
