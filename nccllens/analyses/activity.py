@@ -67,6 +67,22 @@ def _bars(events: pl.DataFrame, waiting: set[int]) -> pl.DataFrame:
     return own.join(last.select("rank", "label"), on=["rank", "label"], how="semi", nulls_equal=True)
 
 
+def _during_wait(bars: pl.DataFrame, waits: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+    """Bars still moving when the others gave up: printed at or after the first wait line of their file, or
+    as the last thing the file printed before it, or (with times) after the wait began."""
+    first_line = dict(waits.group_by("file").agg(pl.col("line").min()).iter_rows())
+    began = waits.select((pl.col("ts") - pl.duration(milliseconds=pl.col("timeout_ms").fill_null(0))).min()).item()
+    keep = []
+    for f, line, ts in bars.select("file", "line", "ts").iter_rows():
+        wait = first_line.get(f)
+        if wait is not None and line < wait:
+            between = events.filter((pl.col("file") == f) & (pl.col("line") > line) & (pl.col("line") < wait))
+            keep.append(not between.height)  # nothing else happened between the bar and the wait
+        else:
+            keep.append(wait is not None or (began is not None and ts is not None and ts >= began))
+    return bars.filter(pl.Series(keep, dtype=pl.Boolean))
+
+
 def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[RankStatus],
                        rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     waits = _waiting(events)
@@ -74,7 +90,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
         return []
     waiting = set(waits["rank"].to_list())
     busy = _bars(events, waiting)
-    busy = busy.filter(pl.col("pct") < 100) if busy.height else busy
+    busy = _during_wait(busy.filter(pl.col("pct") < 100), waits, events) if busy.height else busy
     if not busy.height:
         return []
     dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in AGENT_STOP}
@@ -85,11 +101,15 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
         universe = set(range(seen or 0)) | {s.rank for s in status}
         others = sorted(universe - waiting - dead)
         ranks = [0] if 0 in others else others
-        confidence = 0.65 if ranks else 0.5
+        confidence = 0.65
+    if not ranks:
+        return []  # busy, but nobody outside the waiting ranks to be it
     ran = busy.with_columns(pl.col("detail").fill_null("").str.extract(r"\[([\d:]+)", 1)
                             .map_elements(clock_ms, return_dtype=pl.Int64).fill_null(-1).alias("_ran"))
     show = ran.sort(["_ran", "file", "line"]).row(-1, named=True)  # the bar that ran longest
-    label = (show["label"] or "progress")[-48:].strip()
+    label = " ".join((show["label"] or "progress").split())
+    if len(label) > 48:  # a long label (a table header before an evaluation bar): its last words
+        label = "…" + label[-48:].split(" ", 1)[-1]
     what = f"{label} {show['pct']}% {show['detail']}"
     op = waits.filter(pl.col("op").is_not_null())["op"]
     timeout = waits["timeout_ms"].drop_nulls()
@@ -197,6 +217,10 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
         return []
     if waits.height:
         if waits["seq"].is_null().any() or waits["seq"].max() > 1 or waits["rank"].n_unique() < 2:
+            return []
+        if set(events["rank"].drop_nulls().to_list()) - set(waits["rank"].to_list()):
+            return []  # a rank that is not waiting: it is the story (absent, busy or dead), not the GPUs'
+        if events.filter(pl.col("kind") == "progress.bar").height:
             return []
         evidence, stuck = waits, f"collective 1 ({waits['op'].drop_nulls().first() or '?'})"
     elif bench.height and not bench.filter(pl.col("kind") != "progress.bench_start").height:

@@ -8,8 +8,10 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
   [29:55<4:48:08, 155.57 examples/s]`` (also Keras/HF ``Map (num_proc=64):  45%|...``). With ``\\r``
   updates many bars share one line: the last one counts. ``value`` = percent, ``key`` = the bar's label,
   ``seq`` = items done, ``nranks`` = none, ``detail`` = ``n/total [elapsed<left]``, ``elapsed_ms``.
-- ``progress.step``: a line that counts steps or iterations (``step 3/10``, ``iteration 120``,
-  ``[rank 3] step 4/10 compute 0.60s sync_wait 0.03s``, ``iter 50 | time (ms) | forward: 123.4``):
+- ``progress.step``: a line that counts steps or iterations and states how long their work took
+  (``[rank 3] step 4/10 compute 0.60s sync_wait 0.03s``, ``iter 50 | time (ms) | forward: 123.4``); lines
+  that only count steps are not read: "step" and "iter" are in nearly every line of a training log, and
+  the coarse pass could then skip nothing:
   ``seq`` = the step, ``detail`` = the durations it states as ``label=seconds`` pairs (``compute=0.6
   sync_wait=0.03``), ``key`` = the total steps when stated.
 
@@ -28,12 +30,14 @@ from collections.abc import Iterator
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "progress"
-PREFILTER = (r"\d%\|[^|]*\|\s*\d|\b(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER(?:ATION)?)\b\s*[:=#]?\s*\d"
-             r"|^# Using devices|^# Avg bus bandwidth|^# Out of bounds values"
-             r"|^\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
+# one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
+PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
+             r"|# Using devices|# Avg bus bandwidth|# Out of bounds values"
+             r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
 # nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
 BENCH = re.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
-                   r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
+                   r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
+                   r"\s+(?:sum|prod|min|max|avg|none)\s")
 
 BAR = re.compile(
     r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)"
