@@ -44,7 +44,7 @@ def _bars(events: pl.DataFrame, waiting: set[int]) -> pl.DataFrame:
     waiting rank: a rank blocked in a wait moves no bar), label, percent, counts. Bars glued in front of
     another writer's message (``...[29:55<4:48:08, 155.57 examples/s][E ProcessGroupNCCL.cpp:475] [Rank 2]``)
     are read from that message and have no rank."""
-    own = events.filter(pl.col("kind") == "progress.bar").select(
+    own = events.filter(pl.col("kind").is_in(["progress.bar", "progress.count"])).select(
         "file", "line", "ts", "rank", pl.col("key").alias("label"), pl.col("value").cast(pl.Int64, strict=False).alias("pct"),
         "detail", "message")
     glued_rows = events.filter((pl.col("kind") != "progress.bar") & pl.col("message").fill_null("").str.contains(r"\d%\|"))
@@ -90,7 +90,10 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
         return []
     waiting = set(waits["rank"].to_list())
     busy = _bars(events, waiting)
-    busy = _during_wait(busy.filter(pl.col("pct") < 100), waits, events) if busy.height else busy
+    if busy.height:  # a bar with no rank must also have moved while the others waited (a rank's own need not)
+        busy = busy.filter(pl.col("pct") < 100)
+        busy = pl.concat([busy.filter(pl.col("rank").is_not_null()),
+                          _during_wait(busy.filter(pl.col("rank").is_null()), waits, events)])
     if not busy.height:
         return []
     dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in AGENT_STOP}

@@ -104,7 +104,8 @@ def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], 
         return []
     ended = pl.col("kind").is_in(["torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed",
                                   "torchrun.state", "torchrun.signal_received", "torchrun.sigterm_sent"])
-    spoke = (pl.col("level").is_in(["warning", "error", "critical"])
+    # a line kept only because a rule pattern matched it (other.text), or a warning, that reads like a failure
+    spoke = ((pl.col("level").is_in(["warning", "error", "critical"]) | (pl.col("kind") == "other.text"))
              & pl.col("message").fill_null("").str.contains(FAILURE_TEXT))
     per_host = hosted.group_by("host").agg(ended.any().alias("ended"),
                                            pl.col("level").is_in(["error", "critical"]).any().alias("erred"),

@@ -15,6 +15,9 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
   ``seq`` = the step, ``detail`` = the durations it states as ``label=seconds`` pairs (``compute=0.6
   sync_wait=0.03``), ``key`` = the total steps when stated.
 
+- ``progress.count``: work in hand counted without a bar (``[rank 2] preparing shard: part 5/12``,
+  ``Loading checkpoint shards 3/8``): ``key`` = what, ``seq`` = items done, ``value`` = percent (100 when
+  the line says done), ``detail`` = ``n/total``.
 - ``progress.bench_start`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests' ``# Using devices``
   header, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
@@ -33,8 +36,12 @@ FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|# Using devices|# Avg bus bandwidth|# Out of bounds values"
+             r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
              r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
 # nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
+# work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
+COUNT = re.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
+                   r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
 BENCH = re.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
@@ -95,6 +102,15 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             kind = "progress.bench_start" if bench["start"] else ("progress.bench_done" if bench["done"] else "progress.bench_row")
             yield event_for(line, kind, level="debug", message=text.strip()[:300],
                             seq=int(bench["size"]) if bench["size"] else None)
+            continue
+        count = None if last_bar(text) else COUNT.search(text)
+        if count and not STEP.search(text):
+            rank = _own_rank(line)
+            done = int(count["n"]) >= int(count["total"]) or re.search(r"\b(?:done|finished|complete[d]?)\b", count["rest"], re.I)
+            yield event_for(line, "progress.count", level="debug", message=text.strip()[:300],
+                            key=" ".join(count["what"].split())[-60:] or None, seq=int(count["n"]),
+                            value="100" if done else str(min(99, 100 * int(count["n"]) // max(1, int(count["total"])))),
+                            detail=f"{count['n']}/{count['total']}", **({"rank": rank} if rank is not None else {}))
             continue
         if "step: " in text and "(factor)" in text:  # the nccl-tests banner's size step, not a training step
             continue
