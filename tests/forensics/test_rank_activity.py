@@ -229,3 +229,19 @@ def test_errors_after_every_rank_finished_are_context(tmp_path):
     quiet_after_finish([after, before], report.events, report.ranks)
     assert (after.severity, after.role) == ("info", "context")
     assert (before.severity, before.role) == ("error", "cause")
+
+
+def test_gloo_the_rank_absent_from_the_set_that_timed_out_is_named(tmp_path):
+    """fixtures/uneven_batches (real torchrun + gloo run) with rank 0's own timeout traceback left out: ranks
+    1-3 time out in gloo, rank 0 is only in the failure table, stopped by the agent (-15): it never entered
+    the collective."""
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "uneven_batches"
+    files = {}
+    for node in ("node-a", "node-b"):
+        lines = (fixture / node / "console.log").read_text().splitlines(keepends=True)
+        files[f"{node}/console.log"] = "".join(x for x in lines if not x.startswith("[rank0]:"))
+    report = _analyze(tmp_path, files)
+    found = [f for f in report.findings if f.rule == "AN-GLOO-ABSENT"]
+    assert found and found[0].ranks == [0] and found[0].category == "straggler"
+    # the untouched run: every rank timed out, nobody is absent
+    assert not [f for f in nccllens.analyze(str(fixture)).findings if f.rule == "AN-GLOO-ABSENT"]
