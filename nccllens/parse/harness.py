@@ -8,6 +8,7 @@ healthy), ``value`` = what stopped it, ``host`` when the line names one:
 - GNU ``timeout --verbose``: ``timeout: sending signal TERM to command ‘torchrun’``;
 - a shell's job report of a command it killed: ``./run.sh: line 5:  1234 Killed   timeout 60 torchrun ...``;
 - pytest-timeout: ``Timeout (0:05:00)!``;
+- a harness reporting GNU timeout's status: ``Process completed with exit code 124.``, ``exit status 124``;
 - PBS: ``=>> PBS: job killed: walltime 3610 exceeded limit 3600``; LSF: ``TERM_RUNLIMIT: job killed after
   reaching LSF run time limit``; GitHub Actions: ``has exceeded the maximum execution time of 360 minutes``.
 
@@ -25,7 +26,7 @@ FAMILY = "harness"
 PREFILTER = (
     r"Job has timed out\. Ran \d+|this job is timed-out|timeout: sending signal \w+ to command"
     r"|: line \d+: +\d+ (?:Killed|Terminated)\s+\S*timeout|Timeout \(\d+:\d\d:\d\d\)!|PBS: job killed: walltime"
-    r"|TERM_RUNLIMIT|exceeded the maximum execution time"
+    r"|TERM_RUNLIMIT|exceeded the maximum execution time|exit code 124\b|exit status 124\b|exited with code 124\b"
 )
 
 SHAPES = (
@@ -37,6 +38,8 @@ SHAPES = (
     ("pbs", re.compile(r"PBS: job killed: walltime (?P<ran>\d+) exceeded limit (?P<limit>\d+)")),
     ("lsf", re.compile(r"TERM_RUNLIMIT")),
     ("ci", re.compile(r"exceeded the maximum execution time of (?P<limit>\d+ \w+)")),
+    # 124 is the status GNU timeout (and the harnesses built on it) give a command it stopped at its limit
+    ("timeout", re.compile(r"(?:exit code|exit status|exited with code|exitcode) 124\b")),
 )
 
 
