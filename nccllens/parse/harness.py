@@ -3,8 +3,6 @@
 One ``harness.wallclock`` event per line that says so (level error: a job killed at its limit is never
 healthy), ``value`` = what stopped it, ``host`` when the line names one:
 
-- submitit: ``Job has timed out. Ran 0 minutes out of requested 2 minutes.``,
-  ``Caught signal SIGUSR1 on rmc-gpu05: this job is timed-out.``;
 - GNU ``timeout --verbose``: ``timeout: sending signal TERM to command ‘torchrun’``;
 - a shell's job report of a command it killed: ``./run.sh: line 5:  1234 Killed   timeout 60 torchrun ...``;
 - pytest-timeout: ``Timeout (0:05:00)!``;
@@ -12,7 +10,7 @@ healthy), ``value`` = what stopped it, ``host`` when the line names one:
 - PBS: ``=>> PBS: job killed: walltime 3610 exceeded limit 3600``; LSF: ``TERM_RUNLIMIT: job killed after
   reaching LSF run time limit``; GitHub Actions: ``has exceeded the maximum execution time of 360 minutes``.
 
-Slurm's ``CANCELLED AT ... DUE TO TIME LIMIT`` is the slurm family's.
+Slurm's ``CANCELLED AT ... DUE TO TIME LIMIT`` and submitit's ``Job has timed out`` are the slurm family's.
 """
 
 from __future__ import annotations
@@ -24,14 +22,12 @@ from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "harness"
 PREFILTER = (
-    r"Job has timed out\. Ran \d+|this job is timed-out|timeout: sending signal \w+ to command"
+    r"timeout: sending signal \w+ to command"
     r"|: line \d+: +\d+ (?:Killed|Terminated)\s+\S*timeout|Timeout \(\d+:\d\d:\d\d\)!|PBS: job killed: walltime"
     r"|TERM_RUNLIMIT|exceeded the maximum execution time|exit code 124\b|exit status 124\b|exited with code 124\b"
 )
 
 SHAPES = (
-    ("submitit", re.compile(r"Job has timed out\. Ran (?P<ran>\d+) minutes? out of requested (?P<limit>\d+)")),
-    ("submitit", re.compile(r"Caught signal (?P<sig>SIG\w+) on (?P<host>[\w.-]+): this job is timed-out")),
     ("timeout", re.compile(r"timeout: sending signal (?P<sig>\w+) to command")),
     ("shell", re.compile(r": line \d+: +\d+ (?P<sig>Killed|Terminated)\s+\S*timeout")),
     ("pytest-timeout", re.compile(r"Timeout \((?P<limit>\d+:\d\d:\d\d)\)!")),
@@ -58,7 +54,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             sig = SIGNALS.get(sig, sig if not sig or sig.startswith("SIG") else f"SIG{sig}")
             limit = fields.get("limit")
             if limit and limit.isdigit():
-                limit += " min" if what == "submitit" else " s"
+                limit += " s"
             yield event_for(line, "harness.wallclock", level="error", message=line.message.strip()[:500],
                             value=what, signal=sig, detail=limit, **extra)
             break

@@ -247,17 +247,8 @@ def test_gloo_the_rank_absent_from_the_set_that_timed_out_is_named(tmp_path):
     assert not [f for f in nccllens.analyze(str(fixture)).findings if f.rule == "AN-GLOO-ABSENT"]
 
 
-# fixtures/public/submitit_short_job_timeout_sigusr1
-SUBMITIT = """\
-[2021-10-21 11:50:15,215][submitit][INFO] - Job has timed out. Ran 0 minutes out of requested 2 minutes.
-[2021-10-21 11:50:15,216][submitit][WARNING] - Caught signal SIGUSR1 on rmc-gpu05: this job is timed-out.
-[2021-10-21 11:50:15,216][submitit][INFO] - Calling checkpoint method.
-[2021-10-21 11:50:15,256][submitit][INFO] - Job not requeued because: timed-out too many times.
-"""
-
-
 def test_a_job_stopped_at_its_wall_clock_limit_is_never_healthy(tmp_path):
-    report = _analyze(tmp_path, {"submitit.log": SUBMITIT})
+    # GitHub Actions after a step's `timeout` stopped it (the line as CI logs quoted in public threads print it)
+    report = _analyze(tmp_path, {"ci.log": "##[error]Process completed with exit code 124.\n"})
     assert report.verdict.category == "job_killed"
-    found = [f for f in report.findings if f.rule == "AN-WALLCLOCK-KILL"]
-    assert found and found[0].hosts == ["rmc-gpu05"] and "2 min" in found[0].title
+    assert report.findings[0].rule == "AN-WALLCLOCK-KILL"
