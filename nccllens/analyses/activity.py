@@ -29,6 +29,8 @@ WAIT_KINDS = ("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error
 GLOO_TIMEOUT = pl.col("kind").eq("torch.gloo_error") & pl.col("value").fill_null("").str.ends_with("timeout")
 WAITING = pl.col("kind").is_in(["torch.watchdog_timeout", "torch.store_timeout"]) | GLOO_TIMEOUT
 AGENT_STOP = ("SIGTERM", "SIGINT", "SIGHUP")
+# errors a rank gets because its peers gave up and left: it was alive, the error is a consequence
+PEER_LEFT = re.compile(r"(?i)closed by peer|reset by peer|broken pipe|timed? ?out|timeout|remote process exiting")
 WAIT_LABEL = re.compile(r"wait|sync|comm|idle|barrier|allreduce|all_reduce|block|stall")
 SLOW_FACTOR = 3.0  # a rank's median work per step this many times the others' median
 SLOW_MIN_SECONDS = 0.05  # and at least this much more per step, in absolute terms
@@ -96,7 +98,8 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
                           _during_wait(busy.filter(pl.col("rank").is_null()), waits, events)])
     if not busy.height:
         return []
-    dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in AGENT_STOP}
+    dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in AGENT_STOP
+            and not PEER_LEFT.search(s.first_error or "")}
     named = sorted({int(r) for r in busy["rank"].drop_nulls().to_list()} - waiting)
     if named:
         ranks, confidence = named, 0.75
@@ -138,7 +141,8 @@ def gloo_absent(events: pl.DataFrame, world: int | None, status: list[RankStatus
     absent = sorted(universe - waiting)
     if not absent or len(absent) >= len(waiting):
         return []
-    dead = [r for r in absent if r in by_rank and by_rank[r].state == "crashed"]
+    dead = [r for r in absent if r in by_rank and by_rank[r].state == "crashed"
+            and not PEER_LEFT.search(by_rank[r].first_error or "")]
     if dead:
         return []  # a rank that died of its own error: that error is the cause (and explains the timeouts)
     alive = [r for r in absent if r in by_rank and (by_rank[r].signal in AGENT_STOP or by_rank[r].state in

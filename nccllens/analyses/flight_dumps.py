@@ -105,8 +105,9 @@ def mismatched(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> l
 
 def missing_dumps(events: pl.DataFrame, world: int | None, rank_hosts: dict[int, str], dead: set[int],
                   lang: str) -> list[Finding]:
-    """Members of a recorded group (``pg_config``; the stated world size for the default group) without a
-    dump: they never reached the point where the others dumped (dead, or busy elsewhere)."""
+    """Members of a recorded group without a dump: they never reached the point where the others dumped
+    (dead, or busy elsewhere). Members: ``pg_config``; for gloo (which writes none) the stated world size,
+    else the ranks any log shows and those below the highest dumped rank (which exist for sure)."""
     flight = events.filter(pl.col("family") == "flight")
     dumps = flight.filter(pl.col("kind").is_in(["flight.entry", "flight.pg_status"]) & pl.col("rank").is_not_null())
     if not dumps.height:
@@ -115,8 +116,9 @@ def missing_dumps(events: pl.DataFrame, world: int | None, rank_hosts: dict[int,
     members: set[int] = set()
     for text in flight.filter(pl.col("kind") == "flight.pg_config")["detail"].drop_nulls().to_list():
         members |= {int(r) for r in text.split(",") if r.strip().isdigit()}
-    if not members and world:
-        members = set(range(world))
+    if not members:  # gloo writes no pg_config: the stated world, else every rank the logs show and the gaps
+        seen = set(events["rank"].drop_nulls().to_list())
+        members = set(range(world)) if world else seen | set(range(max(dumped) + 1))
     absent = sorted(members - dumped)
     if not absent or len(absent) >= len(members):
         return []

@@ -252,3 +252,12 @@ def test_a_job_stopped_at_its_wall_clock_limit_is_never_healthy(tmp_path):
     report = _analyze(tmp_path, {"ci.log": "##[error]Process completed with exit code 124.\n"})
     assert report.verdict.category == "job_killed"
     assert report.findings[0].rule == "AN-WALLCLOCK-KILL"
+
+
+@needs_samples
+def test_a_missing_gloo_dump_is_named_without_pg_config(tmp_path):
+    # gloo writes an empty pg_config: rank 1's dump alone still says rank 0 exists (ranks below it do)
+    (tmp_path / "fr_trace_rank_1").write_bytes((SAMPLES / "desync" / "fr_trace_rank_1").read_bytes())
+    report = nccllens.analyze(str(tmp_path))
+    found = [f for f in report.findings if f.rule == "AN-FLIGHT-NO-DUMP"]
+    assert found and found[0].ranks == [0] and report.verdict.category != "none"
