@@ -3,8 +3,8 @@
 A finished job often says scary things on its way out: a watchdog or heartbeat thread that loses the
 store when rank 0 exits first (``recvValue failed``, ``Connection reset by peer``, ``Broken pipe``), a
 process group not destroyed, a gloo pair closed by its peer. They happen after the work is done and
-change nothing: when the job finished (every launcher that logged says its workers succeeded, or
-nccl-tests printed its summary) and no worker failed, a finding whose every line comes after the
+change nothing: when the job finished (every torchrun agent that logged says its workers succeeded;
+DeepSpeed's launcher, HF or Lightning say training completed; nccl-tests printed its summary) and no worker failed, a finding whose every line comes after the
 finish of its file (or, by time, after the first finish) is demoted to context.
 """
 
@@ -16,7 +16,7 @@ from nccllens.report.model import Finding, RankStatus
 
 FAILED = ("torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed", "slurm.step_error",
           "harness.wallclock", "torchrun.signal_received")
-DONE = pl.col("kind").eq("progress.bench_done") | (
+DONE = pl.col("kind").is_in(["progress.bench_done", "progress.finished"]) | (
     pl.col("kind").eq("torchrun.state")
     & pl.col("value").fill_null("").str.contains(r"SUCCEEDED|successfully finished"))
 KEEP = ("job_killed",)

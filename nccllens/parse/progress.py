@@ -18,6 +18,8 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
 - ``progress.count``: work in hand counted without a bar (``[rank 2] preparing shard: part 5/12``,
   ``Loading checkpoint shards 3/8``): ``key`` = what, ``seq`` = items done, ``value`` = percent (100 when
   the line says done), ``detail`` = ``n/total``.
+- ``progress.finished``: the job says it finished (DeepSpeed's ``Process 123 exits successfully.``, HF's
+  ``Training completed. ``, Lightning's ```Trainer.fit` stopped: ``).
 - ``progress.bench_start`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests' ``# Using devices``
   header, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
@@ -36,9 +38,12 @@ FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|# Using devices|# Avg bus bandwidth|# Out of bounds values"
+             r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
              r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
 # nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
+# the job says it finished: DeepSpeed's launcher per process, HF Trainer, Lightning
+FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: ")
 # work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
 COUNT = re.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
@@ -97,6 +102,11 @@ def _own_rank(line: Line) -> int | None:
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         text = line.message
+        finished = FINISHED.search(text)
+        if finished:
+            yield event_for(line, "progress.finished", level="debug", message=text.strip()[:300],
+                            pid=int(finished["pid"]) if finished["pid"] else None)
+            continue
         bench = BENCH.search(text)
         if bench:
             kind = "progress.bench_start" if bench["start"] else ("progress.bench_done" if bench["done"] else "progress.bench_row")
