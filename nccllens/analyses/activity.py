@@ -74,12 +74,19 @@ def _during_wait(bars: pl.DataFrame, waits: pl.DataFrame, events: pl.DataFrame) 
     as the last thing the file printed before it, or (with times) after the wait began."""
     first_line = dict(waits.group_by("file").agg(pl.col("line").min()).iter_rows())
     began = waits.select((pl.col("ts") - pl.duration(milliseconds=pl.col("timeout_ms").fill_null(0))).min()).item()
+    last_before: dict = {}  # file -> the line of its last bar before the first wait, if nothing came between
+    for f, wait in first_line.items():
+        before = bars.filter((pl.col("file") == f) & (pl.col("line") < wait))["line"]
+        if len(before):
+            line = before.max()
+            between = events.filter((pl.col("file") == f) & (pl.col("line") > line) & (pl.col("line") < wait))
+            if not between.height:
+                last_before[f] = line
     keep = []
     for f, line, ts in bars.select("file", "line", "ts").iter_rows():
         wait = first_line.get(f)
         if wait is not None and line < wait:
-            between = events.filter((pl.col("file") == f) & (pl.col("line") > line) & (pl.col("line") < wait))
-            keep.append(not between.height)  # nothing else happened between the bar and the wait
+            keep.append(last_before.get(f) == line)
         else:
             keep.append(wait is not None or (began is not None and ts is not None and ts >= began))
     return bars.filter(pl.Series(keep, dtype=pl.Boolean))
