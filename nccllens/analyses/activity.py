@@ -220,9 +220,9 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
     """Every rank of a one-node job stuck in the very first collective, with no error but the timeouts (or
     an nccl-tests run whose header never got a result row): GPU peer-to-peer that hangs (ACS, IOMMU, a
     PCIe switch without P2P) is the usual cause. A suspect, at low confidence: the experiment decides."""
-    hosts = events["host"].drop_nulls().unique().to_list()
-    if len(hosts) > 1:
-        return []
+    hosts = [str(h) for h in events["host"].drop_nulls().unique().to_list()]
+    if len(hosts) != 1:
+        return []  # one node, and the logs must say which: an excerpt without hosts may span many
     errors = events.filter(pl.col("level").is_in(["error", "critical"]))
     waits = events.filter(pl.col("kind") == "torch.watchdog_timeout")
     bench = events.filter(pl.col("kind").cast(pl.String).str.starts_with("progress.bench"))

@@ -261,3 +261,18 @@ def test_a_missing_gloo_dump_is_named_without_pg_config(tmp_path):
     report = nccllens.analyze(str(tmp_path))
     found = [f for f in report.findings if f.rule == "AN-FLIGHT-NO-DUMP"]
     assert found and found[0].ranks == [0] and report.verdict.category != "none"
+
+
+PUBLIC = Path(__file__).resolve().parents[2] / "fixtures" / "public"
+
+
+def test_a_one_node_run_stuck_in_its_first_collective_suspects_peer_to_peer(tmp_path):
+    # fixtures/public/nccl248_1080ti_allreduce_hang_iommu: nccl-tests printed its header and no result row
+    log = (PUBLIC / "nccl248_1080ti_allreduce_hang_iommu" / "all_reduce_perf.log").read_text()
+    report = _analyze(tmp_path, {"all_reduce_perf.log": log})
+    top = report.findings[0]
+    assert top.rule == "AN-FIRST-COLLECTIVE-HANG" and top.category == "p2p_topology"
+    assert top.hosts == ["jupyter-vmarkovtsev"] and "NCCL_P2P_DISABLE=1" in top.remediation
+    # the same test on another host that completed (results, summary) is healthy
+    ok = (PUBLIC / "nccltests_single_host_g2_ok_p2p_off" / "all_reduce_perf_g2.log").read_text()
+    assert _analyze(tmp_path / "ok", {"all_reduce_perf_g2.log": ok}).verdict.category == "none"
