@@ -39,10 +39,11 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
     ws = world_size(events)
     hosts = rank_hosts(events)
     seen = set(job.ranks_seen)
-    dead = {s.rank for s in status if s.state in ("crashed", "exited")}
+    dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in ("SIGTERM", "SIGINT", "SIGHUP")
+            and not activity.PEER_LEFT.search(s.first_error or "")}  # gone on their own, not stopped or left behind
     found: list[Finding] = []
     steps = [
-        lambda: collectives.absent_from_collective(events, ws.size, hosts, seen, lang),
+        lambda: collectives.absent_from_collective(events, ws.size, hosts, seen, lang, dead),
         lambda: collectives.op_divergence(events, hosts, lang),
         lambda: collectives.enqueue_lead(events, hosts, lang),
         lambda: collectives.ras_mismatch(events, hosts, lang),

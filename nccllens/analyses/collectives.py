@@ -24,7 +24,9 @@ def _stuck(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: dict[int, str],
-                           ranks_seen: set[int], lang: str) -> list[Finding]:
+                           ranks_seen: set[int], lang: str, dead: set[int] | frozenset = frozenset()) -> list[Finding]:
+    """Ranks the others wait for. Dead ones (``dead``: exited or crashed on their own) make it peer_exited;
+    busy ones are told by ``activity.busy_while_waiting``; otherwise it is the taxonomy's divergence."""
     stuck = _stuck(events)
     if not stuck.height:
         return []
@@ -51,7 +53,7 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
         confidence = 0.8 if laggers else (0.7 if absent <= ranks_seen else 0.55)
         out.append(make_finding(
             "AN-COLLECTIVE-ABSENT", lang, evidence, ranks=culprits, hosts=hosts_of(culprits, rank_hosts),
-            confidence=confidence, seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
+            confidence=confidence, category="peer_exited" if culprits <= set(dead) else None, seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
             lagging=rank_list(laggers) if laggers else "-", silent=rank_list(absent) if absent else "-"))
     return out
 
