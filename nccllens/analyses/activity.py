@@ -142,7 +142,10 @@ def gloo_absent(events: pl.DataFrame, world: int | None, status: list[RankStatus
     timed = events.filter(GLOO_TIMEOUT & pl.col("rank").is_not_null())
     if not timed.height:
         return []
-    waiting = set(timed["rank"].to_list())
+    # inside the collective: timed out, or lost a peer that timed out first and left (closed/reset by peer)
+    inside = events.filter((pl.col("kind") == "torch.gloo_error") & pl.col("rank").is_not_null()
+                           & (pl.col("value").fill_null("") != "size mismatch"))
+    waiting = set(inside["rank"].to_list())
     universe = set(range(world)) if world else {s.rank for s in status if s.state != "never_seen"}
     by_rank = {s.rank: s for s in status}
     absent = sorted(universe - waiting)
@@ -166,7 +169,8 @@ def gloo_absent(events: pl.DataFrame, world: int | None, status: list[RankStatus
                           events.filter(pl.col("rank").is_in(absent)).sort(["ts", "file", "line"], nulls_last=True)
                           .tail(2)], how="vertical_relaxed")
     return [make_finding(
-        "AN-GLOO-ABSENT", lang, evidence, ranks=absent, hosts=hosts_of(absent, rank_hosts),
+        "AN-GLOO-ABSENT", lang, evidence.unique(["file", "line", "kind"], maintain_order=True), ranks=absent,
+        hosts=hosts_of(absent, rank_hosts),
         confidence=0.7 if alive else 0.55, waiting=rank_list(sorted(waiting)), steps=stopped,
         state=", ".join(f"{r}:{by_rank[r].state if r in by_rank else 'never_seen'}" for r in absent))]
 

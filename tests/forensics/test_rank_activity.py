@@ -276,3 +276,13 @@ def test_a_one_node_run_stuck_in_its_first_collective_suspects_peer_to_peer(tmp_
     # the same test on another host that completed (results, summary) is healthy
     ok = (PUBLIC / "nccltests_single_host_g2_ok_p2p_off" / "all_reduce_perf_g2.log").read_text()
     assert _analyze(tmp_path / "ok", {"all_reduce_perf_g2.log": ok}).verdict.category == "none"
+
+
+@pytest.mark.parametrize("case, rule", [("gloo_prep_busy_rank2_peers_time_out", "AN-RANK-BUSY"),
+                                        ("gloo_hung_rank2_peers_time_out", "AN-GLOO-ABSENT")])
+def test_real_gloo_runs_name_the_late_rank(tmp_path, case, rule):
+    """Real torchrun + gloo runs (fixtures/public, made here): rank 2 busy preparing data, or hung, while the
+    others time out; the rank that never entered the collective is named, as a straggler."""
+    report = _analyze(tmp_path, {"console.log": (PUBLIC / case / "console.log").read_text()})
+    top = report.findings[0]
+    assert (top.rule, top.category, top.ranks) == (rule, "straggler", [2])
