@@ -39,8 +39,7 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
     ws = world_size(events)
     hosts = rank_hosts(events)
     seen = set(job.ranks_seen)
-    dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in ("SIGTERM", "SIGINT", "SIGHUP")
-            and not activity.PEER_LEFT.search(s.first_error or "")}  # gone on their own, not stopped or left behind
+    dead = activity.dead_ranks(events, status)  # gone on their own, not stopped or left behind
     found: list[Finding] = []
     steps = [
         lambda: collectives.absent_from_collective(events, ws.size, hosts, seen, lang, dead),

@@ -37,6 +37,24 @@ SLOW_MIN_SECONDS = 0.05  # and at least this much more per step, in absolute ter
 MIN_STEPS = 3
 
 
+def stopped_by_agent(events: pl.DataFrame, status: list[RankStatus]) -> set[int]:
+    """Ranks the launcher had to stop (``Sending process N closing signal SIGTERM``, ``Unable to shutdown
+    process N via 15, forcefully exiting via 9``): alive when the others had already failed, whatever their
+    exit code (-15, or -9 from the forced kill) says."""
+    sent = events.filter(pl.col("kind") == "torchrun.sigterm_sent")
+    ranks = {int(r) for r in sent["rank"].drop_nulls().to_list()}
+    pids = {int(p) for p in sent["pid"].drop_nulls().to_list()}
+    return ranks | {s.rank for s in status if s.pid is not None and s.pid in pids}
+
+
+def dead_ranks(events: pl.DataFrame, status: list[RankStatus]) -> set[int]:
+    """Ranks that went away on their own: exited or crashed, not stopped by the launcher, and not merely
+    failing because their peers had left."""
+    stopped = stopped_by_agent(events, status)
+    return {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in AGENT_STOP
+            and s.rank not in stopped and not PEER_LEFT.search(s.first_error or "")}
+
+
 def _waiting(events: pl.DataFrame) -> pl.DataFrame:
     return events.filter(WAITING & pl.col("rank").is_not_null())
 
@@ -105,8 +123,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
                           _during_wait(busy.filter(pl.col("rank").is_null()), waits, events)])
     if not busy.height:
         return []
-    dead = {s.rank for s in status if s.state in ("crashed", "exited") and s.signal not in AGENT_STOP
-            and not PEER_LEFT.search(s.first_error or "")}
+    dead = dead_ranks(events, status)
     named = sorted({int(r) for r in busy["rank"].drop_nulls().to_list()} - waiting)
     if named:
         ranks, confidence = named, 0.75
@@ -151,12 +168,11 @@ def gloo_absent(events: pl.DataFrame, world: int | None, status: list[RankStatus
     absent = sorted(universe - waiting)
     if not absent or len(absent) >= len(waiting):
         return []
-    dead = [r for r in absent if r in by_rank and by_rank[r].state == "crashed"
-            and not PEER_LEFT.search(by_rank[r].first_error or "")]
-    if dead:
+    if set(absent) & dead_ranks(events, status):
         return []  # a rank that died of its own error: that error is the cause (and explains the timeouts)
-    alive = [r for r in absent if r in by_rank and (by_rank[r].signal in AGENT_STOP or by_rank[r].state in
-                                                       ("silent", "blocked", "exited", "finished"))]
+    stopped = stopped_by_agent(events, status)
+    alive = [r for r in absent if r in stopped or (r in by_rank and (by_rank[r].signal in AGENT_STOP or by_rank[r].state
+                                                                     in ("silent", "blocked", "exited", "finished")))]
     unseen = [r for r in absent if r not in by_rank or by_rank[r].state == "never_seen"]
     if unseen and len(unseen) == len(absent) and not world:
         return []
@@ -192,28 +208,49 @@ def _step_work(events: pl.DataFrame) -> dict[str, dict[int, list[float]]]:
     return out
 
 
+def _slow_group(medians: dict[int, float], rank_hosts: dict[int, str]) -> list[int]:
+    """The ranks above the widest gap between the per-rank medians (at least SLOW_FACTOR times and
+    SLOW_MIN_SECONDS more): a minority of the ranks, or every rank of some node(s) but not of all."""
+    ordered = sorted(medians.items(), key=lambda item: item[1])
+    best, cut = 0.0, None
+    for i in range(len(ordered) - 1):
+        low, high = ordered[i][1], ordered[i + 1][1]
+        ratio = high / max(low, 0.01)
+        if high - low >= SLOW_MIN_SECONDS and ratio >= SLOW_FACTOR and ratio > best:
+            best, cut = ratio, i + 1
+    if cut is None:
+        return []
+    slow = sorted(r for r, _ in ordered[cut:])
+    if len(slow) * 2 < len(ordered):
+        return slow
+    hosts = {rank_hosts.get(r) for r in medians}
+    slow_hosts = {rank_hosts.get(r) for r in slow}
+    whole = None not in hosts and all(rank_hosts.get(r) not in slow_hosts for r in medians if r not in slow)
+    return slow if whole and slow_hosts < hosts else []
+
+
 def slow_steps(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
-    found: dict[int, tuple[str, float, float]] = {}
+    best: tuple[float, str, list[int], float, float] | None = None
     for label, per_rank in _step_work(events).items():
         medians = {r: statistics.median(v) for r, v in per_rank.items() if len(v) >= MIN_STEPS}
         if len(medians) < 2:
             continue
-        for rank, mine in medians.items():
-            others = [m for r, m in medians.items() if r != rank]
-            typical = statistics.median(others)
-            if mine - typical >= SLOW_MIN_SECONDS and mine >= SLOW_FACTOR * max(typical, 1e-3):
-                slower_than_all = all(mine >= SLOW_FACTOR * max(o, 1e-3) for o in others)
-                if slower_than_all and (rank not in found or mine / max(typical, 1e-3) > found[rank][1] / max(found[rank][2], 1e-3)):
-                    found[rank] = (label, mine, typical)
-    if not found or len(found) * 2 >= len({r for per in _step_work(events).values() for r in per}):
+        slow = _slow_group(medians, rank_hosts)
+        if not slow:
+            continue
+        mine = statistics.median(medians[r] for r in slow)
+        typical = statistics.median(m for r, m in medians.items() if r not in slow)
+        factor = mine / max(typical, 0.01)
+        if best is None or factor > best[0]:
+            best = (factor, label, slow, mine, typical)
+    if best is None:
         return []
-    ranks = sorted(found)
+    factor, label, ranks, mine, typical = best
     evidence = (events.filter((pl.col("kind") == "progress.step") & pl.col("rank").is_in(ranks))
                 .sort(["file", "line"]).tail(3))
-    label, mine, typical = found[ranks[0]]
     return [make_finding(
         "AN-SLOW-RANK", lang, evidence, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), label=label,
-        mine=f"{mine:.2f} s", typical=f"{typical:.2f} s", factor=f"{mine / max(typical, 0.01):.0f}")]
+        mine=f"{mine:.2f} s", typical=f"{typical:.2f} s", factor=f"{factor:.0f}")]
 
 
 CONSEQUENCE = re.compile(r"(?i)time[ds]?[ _-]?out|watchdog|taking the entire process down|DistBackendError|"
