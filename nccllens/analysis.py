@@ -54,6 +54,9 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         pass
     findings += _ends_connecting(table, lang)
     findings += _unclaimed(table, hits, findings, lang)
+    from nccllens.analyses.shutdown import quiet_after_finish
+
+    quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
     _node_wide(findings, job)
     verdict, ranked = rank_findings(findings, table, job, lang)
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order

@@ -27,11 +27,17 @@ _NODE_RANK = re.compile(r"'rank'\s*:\s*'?(\d+)")
 
 @dataclass
 class WorldSize:
-    size: int | None
+    size: int | None  # stated by the launcher, the rendezvous, WORLD_SIZE or NCCL (never by the ranks seen alone)
     source: str  # what stated it
     nnodes: int | None = None
     nproc_per_node: int | None = None
     node_ranks: dict[str, int] = field(default_factory=dict)  # host -> node rank (static rendezvous)
+    seen: int | None = None  # the highest rank seen + 1: ranks 0..seen-1 exist, whether or not they were absent
+
+    @property
+    def at_least(self) -> int | None:
+        """The size stated, else the ranks known to exist (0 to the highest rank seen)."""
+        return self.size or self.seen
 
 
 def _config(events: pl.DataFrame) -> dict[str, list[tuple[str | None, str]]]:
@@ -49,7 +55,8 @@ def _first_int(values: list[tuple[str | None, str]]) -> int | None:
 
 
 def world_size(events: pl.DataFrame) -> WorldSize:
-    """The largest size any source states, else the largest rank seen + 1."""
+    """The largest size a launcher, rendezvous, ``WORLD_SIZE`` or NCCL ``nranks`` states. The highest rank
+    seen is no size: an excerpt of ranks 1 and 2 says nothing about a silent rank 0 (``seen`` keeps it)."""
     cfg = _config(events)
     nproc = _first_int(cfg.get("nproc_per_node", []))
     nnodes = _first_int(cfg.get("max_nodes", []) or cfg.get("nnodes", []))
@@ -71,14 +78,18 @@ def world_size(events: pl.DataFrame) -> WorldSize:
     nccl = events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"]))["nranks"].drop_nulls()
     if len(nccl):
         candidates.append((int(nccl.max()), "NCCL nranks"))
+    stated = events.filter(~pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"]))["nranks"].drop_nulls()
+    if len(stated):
+        candidates.append((int(stated.max()), "stated size (nranks, world_size)"))
     ranks = events["rank"].drop_nulls()
-    if len(ranks):
-        candidates.append((int(ranks.max()) + 1, "highest rank seen + 1"))
+    seen = int(ranks.max()) + 1 if len(ranks) else None
     candidates = [c for c in candidates if c[0] > 0]
     if not candidates:
-        return WorldSize(None, "", nnodes, nproc, node_ranks)
+        return WorldSize(None, "", nnodes, nproc, node_ranks, seen)
     best = max(candidates, key=lambda c: c[0])
-    return WorldSize(best[0], best[1], nnodes, nproc, node_ranks)
+    if seen and seen > best[0]:  # a sub-communicator's nranks: the ranks seen go further
+        best = (seen, f"{best[1]} (ranks seen go further)")
+    return WorldSize(best[0], best[1], nnodes, nproc, node_ranks, seen)
 
 
 def _iso(value) -> str | None:

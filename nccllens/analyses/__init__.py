@@ -18,6 +18,7 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
     """Every analysis's findings. ``job`` and ``status`` are ``build_job(events)`` and
     ``rank_status(events, job)`` when the caller has them already (``run_analysis`` does)."""
     from nccllens.analyses import (
+        activity,
         collectives,
         config_diff,
         divergence,
@@ -38,11 +39,13 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
     ws = world_size(events)
     hosts = rank_hosts(events)
     seen = set(job.ranks_seen)
+    dead = activity.dead_ranks(events, status)  # gone on their own, not stopped or left behind
     found: list[Finding] = []
     steps = [
-        lambda: collectives.absent_from_collective(events, ws.size, hosts, seen, lang),
+        lambda: collectives.absent_from_collective(events, ws.size, hosts, seen, lang, dead),
         lambda: collectives.op_divergence(events, hosts, lang),
         lambda: collectives.enqueue_lead(events, hosts, lang),
+        lambda: collectives.ras_mismatch(events, hosts, lang),
         lambda: missing.node_never_joined(events, ws, lang),
         lambda: missing.store_key_rank(events, hosts, lang),
         lambda: missing.silent_ranks(events, status, lang),
@@ -52,8 +55,15 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         lambda: divergence.traceback_divergence(events, hosts, lang),
         lambda: flight_dumps.not_reached(events, hosts, lang),
         lambda: flight_dumps.mismatched(events, hosts, lang),
+        lambda: flight_dumps.missing_dumps(events, ws.size, hosts, dead, lang),
+        lambda: flight_dumps.analyser_report(events, hosts, lang),
         lambda: first_failure.first_failure(events, lang),
         lambda: stragglers.late_hosts(events, lang),
+        lambda: activity.busy_while_waiting(events, ws.seen, status, hosts, lang),
+        lambda: activity.gloo_absent(events, ws.size, status, hosts, lang),
+        lambda: activity.slow_steps(events, hosts, lang),
+        lambda: activity.first_collective_hang(events, hosts, lang),
+        lambda: activity.wallclock_kill(events, lang),
         lambda: config_diff.config_mismatch(events, lang),
         lambda: config_diff.transport_mismatch(events, lang),
         lambda: masked_exit.masked_exit(events, lang),

@@ -24,7 +24,9 @@ def _stuck(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: dict[int, str],
-                           ranks_seen: set[int], lang: str) -> list[Finding]:
+                           ranks_seen: set[int], lang: str, dead: set[int] | frozenset = frozenset()) -> list[Finding]:
+    """Ranks the others wait for. Dead ones (``dead``: exited or crashed on their own) make it peer_exited;
+    busy ones are told by ``activity.busy_while_waiting``; otherwise it is the taxonomy's divergence."""
     stuck = _stuck(events)
     if not stuck.height:
         return []
@@ -51,7 +53,7 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
         confidence = 0.8 if laggers else (0.7 if absent <= ranks_seen else 0.55)
         out.append(make_finding(
             "AN-COLLECTIVE-ABSENT", lang, evidence, ranks=culprits, hosts=hosts_of(culprits, rank_hosts),
-            confidence=confidence, seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
+            confidence=confidence, category="peer_exited" if culprits <= set(dead) else None, seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
             lagging=rank_list(laggers) if laggers else "-", silent=rank_list(absent) if absent else "-"))
     return out
 
@@ -89,4 +91,27 @@ def enqueue_lead(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) ->
             "AN-ENQUEUE-LEAD", lang, group.filter(pl.col("rank").is_in(leaders)), ranks=leaders,
             hosts=hosts_of(leaders, rank_hosts), pg=pgk, seq=top,
             leads=", ".join(f"{r}:{last[r]}" for r in leaders[:16])))
+    return out
+
+
+def ras_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """NCCL RAS: a communicator's ranks launched different numbers of one operation. The ranks RAS lists
+    are those of the smaller group(s): behind the others they are the culprits; ahead of them, the
+    majority never issued the next operation and RAS names no single culprit."""
+    rows = events.filter(pl.col("kind") == "nccl.ras_mismatch")
+    out = []
+    for row in rows.sort(["file", "line"]).iter_rows(named=True):
+        counts = [tuple(int(x) for x in pair.split(":")) for pair in (row["detail"] or "").split() if ":" in pair]
+        listed = [int(r) for r in (row["key"] or "").split(",") if r.strip().isdigit()]
+        if len(counts) < 2:
+            continue
+        most = max(counts)  # (ranks, operation) of the largest group
+        minority_ops = [op for n, op in counts if (n, op) != most]
+        behind = bool(minority_ops) and max(minority_ops) < most[1]
+        ranks = listed if behind else []
+        out.append(make_finding(
+            "AN-RAS-MISMATCH", lang, rows.filter(pl.col("line") == row["line"]), ranks=ranks,
+            hosts=hosts_of(ranks, rank_hosts), confidence=0.7 if behind else 0.55, op=row["op"] or "?",
+            counts=", ".join(f"{n} rank(s) up to {op}" for n, op in counts), listed=rank_list(listed),
+            nodes=row["peer"] or "?", majority=most[0], majority_op=most[1]))
     return out

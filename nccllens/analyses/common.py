@@ -20,7 +20,8 @@ from nccllens.report.model import Finding
 
 # Analyses that say WHERE a failure shows (which rank is absent or silent), not WHY: any cause on
 # the same rank or host (an Xid, an OOM kill, an exception) explains them.
-LOCATORS = ("AN-COLLECTIVE-ABSENT", "AN-SILENT-RANK", "AN-FLIGHT-MISSING")
+LOCATORS = ("AN-COLLECTIVE-ABSENT", "AN-SILENT-RANK", "AN-FLIGHT-MISSING", "AN-FLIGHT-LATE", "AN-FLIGHT-GLOO-BEHIND",
+            "AN-FLIGHT-NO-DUMP", "AN-FRTRACE-MISSING-RANKS", "AN-FRTRACE-MISSING-DUMPS")
 
 
 @cache

@@ -68,25 +68,57 @@ def no_logs(events: pl.DataFrame, status: list[RankStatus], lang: str) -> list[F
                          world=len(status))]
 
 
+BOOKKEEPING = ("other.file_end", "other.parser_error")
+# A line no parser knows that still reads like a failure: its host said something, so it was not silent.
+FAILURE_TEXT = (r"(?i)\b(?:error|exception|traceback|fatal|failed|failure|abort(?:ed)?|killed|timed? ?out|"
+                r"segmentation fault|core dumped|refused|unreachable|panic)\b")
+
+
+def _path_only_hosts(hosted: pl.DataFrame) -> set[str]:
+    """Hosts known only from a file's path (its end-of-file marker) while the file's own lines name
+    another host: the path's guess is no second host."""
+    real = hosted.filter(~pl.col("kind").is_in(BOOKKEEPING))
+    named = real.group_by("file").agg(pl.col("host").drop_nulls().unique().alias("named"))
+    only = (hosted.group_by("host").agg(pl.col("kind").is_in(BOOKKEEPING).all().alias("only"),
+                                         pl.col("file").unique().alias("files"))
+            .filter(pl.col("only")))
+    files_naming = {f: set(map(str, n)) for f, n in named.iter_rows()}
+    out = set()
+    for host, _, files in only.iter_rows():
+        if all(files_naming.get(f, set()) - {str(host)} for f in files):
+            out.add(str(host))
+    return out
+
+
 def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], lang: str) -> list[Finding]:
-    """A node whose launcher log just stops (no exit, no failure table) while other nodes report failures."""
+    """A node whose launcher log just stops (no exit, no failure table) while other nodes report failures.
+
+    A node is not silent when its lines read like a failure that no parser claimed (it said something),
+    and a host that only a file's path suggests, while the file's lines name another host, is no node."""
     hosted = events.filter(pl.col("host").is_not_null())
-    if hosted["host"].n_unique() < 2:
+    if hosted.height and hosted["host"].n_unique() >= 2:
+        phantom = _path_only_hosts(hosted)
+        if phantom:
+            hosted = hosted.filter(~pl.col("host").cast(pl.String).is_in(sorted(phantom)))
+    if not hosted.height or hosted["host"].n_unique() < 2:
         return []
     ended = pl.col("kind").is_in(["torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed",
                                   "torchrun.state", "torchrun.signal_received", "torchrun.sigterm_sent"])
+    # a line kept only because a rule pattern matched it (other.text), or a warning, that reads like a failure
+    spoke = ((pl.col("level").is_in(["warning", "error", "critical"]) | (pl.col("kind") == "other.text"))
+             & pl.col("message").fill_null("").str.contains(FAILURE_TEXT))
     per_host = hosted.group_by("host").agg(ended.any().alias("ended"),
                                            pl.col("level").is_in(["error", "critical"]).any().alias("erred"),
+                                           spoke.any().alias("spoke"),
                                            pl.col("ts").max().alias("last"))
-    quiet = per_host.filter(~pl.col("ended") & ~pl.col("erred"))
+    quiet = per_host.filter(~pl.col("ended") & ~pl.col("erred") & ~pl.col("spoke"))
     failed = per_host.filter(pl.col("ended") | pl.col("erred"))
     if not quiet.height or not failed.height or quiet.height > failed.height:
         return []
     out = []
     silent_ranks_seen = {s.rank for s in status if s.state == "silent"}
     seen = set(events["rank"].drop_nulls().to_list())
-    size = ws.size or (max(seen) + 1 if seen else 0)
-    unseen = sorted(set(range(size)) - seen)
+    unseen = sorted(set(range(ws.at_least or 0)) - seen)  # ranks below the highest seen exist, heard or not
     for host, last in quiet.sort(pl.col("host").cast(pl.String)).select("host", "last").iter_rows():
         ranks = [s.rank for s in status if s.host == host]
         node = ws.node_ranks.get(host)

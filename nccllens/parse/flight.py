@@ -66,6 +66,23 @@ def _group(entry: dict) -> tuple[str | None, str | None]:
     return (str(pg_id) if pg_id is not None else None), None
 
 
+_LIBRARY_FRAMES = ("/torch/distributed/", "/torch/nn/parallel/", "/torch/utils/", "/site-packages/torch/")
+
+
+def _frames(entry: dict, keep: int = 4) -> list[str]:
+    """The entry's Python frames (innermost first) as ``name at file:line``, the job's own frames first:
+    the c10d wrappers say nothing about which code path issued the collective."""
+    frames = entry.get("frames")
+    if not isinstance(frames, (list, tuple)):
+        return []
+    shown = []
+    for f in frames:
+        if isinstance(f, dict) and f.get("name") is not None:
+            shown.append((str(f.get("filename") or "?"), f"{f['name']} at {f.get('filename') or '?'}:{f.get('line') or '?'}"))
+    own = [text for path, text in shown if not any(lib in path for lib in _LIBRARY_FRAMES)]
+    return (own or [text for _, text in shown])[:keep]
+
+
 def _sizes(entry: dict) -> str:
     parts = []
     for key in ("input_sizes", "output_sizes", "input_dtypes", "output_dtypes"):
@@ -86,11 +103,14 @@ def _entry_event(entry: dict, index: int, rank: int | None, path: str) -> dict:
         state = f"{state or 'scheduled'}, retired"
     sizes = _sizes(entry)
     where = f"{name}:{desc}" if desc else (name or "?")
-    message = f"{op or '?'}({sizes}, state={state}) pg {where} seq {seq}"
+    shown = entry.get("profiling_name") if isinstance(entry.get("profiling_name"), str) else None
+    message = f"{shown or op or '?'}({sizes}, state={state}) pg {where} seq {seq}"
+    frames = _frames(entry)
     return {
         "file": path, "line": index + 1, "raw": message, "message": message, "rank": rank,
         "family": "flight", "level": "info", "kind": "flight.entry", "pg": name, "seq": seq, "op": op,
-        "value": state, "detail": sizes, "key": "p2p" if is_p2p else "collective",
+        # detail: the sizes on its first line, then the Python frames that issued the collective
+        "value": state, "detail": "\n".join([sizes, *frames]), "key": "p2p" if is_p2p else "collective",
         "timeout_ms": _int(entry.get("timeout_ms")), "ts": _wall_clock(entry.get("time_created_ns")),
         "ts_kind": "absolute" if entry.get("time_created_ns") else None,
     }
@@ -111,6 +131,27 @@ def _status_events(data: dict, names: dict[str, str], rank: int | None, path: st
                     "family": "flight", "level": "info", "kind": "flight.pg_status", "pg": pg,
                     "last_enqueued": enq, "last_completed": done,
                     "value": str(values.get("last_started_collective"))})
+    return out
+
+
+def _config_events(data: dict, rank: int | None, path: str) -> list[dict]:
+    """``pg_config``: the members of each process group (gloo writes an empty one: nothing to say)."""
+    config = data.get("pg_config")
+    if not isinstance(config, dict):
+        return []
+    out = []
+    for pg_id, values in config.items():
+        if not isinstance(values, dict):
+            continue
+        ranks = values.get("ranks")
+        members = sorted({int(r) for r in re.findall(r"\d+", str(ranks))}) if ranks is not None else []
+        if not members:
+            continue
+        name = str(values.get("name") or pg_id)
+        message = f"pg {name} ({values.get('desc') or '?'}) members {members}"
+        out.append({"file": path, "line": 1, "raw": message, "message": message, "rank": rank, "family": "flight",
+                    "level": "info", "kind": "flight.pg_config", "pg": name, "value": str(values.get("desc") or ""),
+                    "detail": ",".join(map(str, members)), "nranks": len(members)})
     return out
 
 
@@ -138,6 +179,7 @@ def parse_flight(data: bytes, path: str, kind: str) -> list[dict]:
         if e.get("pg_id") is not None and name is not None:
             names.setdefault(str(e["pg_id"]), name)
     events += _status_events(dump, names, rank, path)
+    events += _config_events(dump, rank, path)
     version = dump.get("version")
     lib = dump.get("comm_lib_version") or dump.get("nccl_version")
     for e in events:

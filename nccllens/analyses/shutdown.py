@@ -1,0 +1,63 @@
+"""Shutdown noise: errors printed after every rank finished, in a job where no worker failed, are info.
+
+A finished job often says scary things on its way out: a watchdog or heartbeat thread that loses the
+store when rank 0 exits first (``recvValue failed``, ``Connection reset by peer``, ``Broken pipe``), a
+process group not destroyed, a gloo pair closed by its peer. They happen after the work is done and
+change nothing: when the job finished (every torchrun agent that logged says its workers succeeded;
+DeepSpeed's launcher, HF or Lightning say training completed; nccl-tests printed its summary) and no worker failed, a finding whose every line comes after the
+finish of its file (or, by time, after the first finish) is demoted to context.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.report.model import Finding, RankStatus
+
+FAILED = ("torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed", "slurm.step_error",
+          "harness.wallclock", "torchrun.signal_received")
+DONE = pl.col("kind").is_in(["progress.bench_done", "progress.finished"]) | (
+    pl.col("kind").eq("torchrun.state")
+    & pl.col("value").fill_null("").str.contains(r"SUCCEEDED|successfully finished"))
+KEEP = ("job_killed",)
+
+
+def _finish_points(events: pl.DataFrame) -> tuple[dict[str, int], object] | None:
+    """(file → line of its first finish marker, the earliest finish time) when the whole job finished."""
+    done = events.filter(DONE)
+    if not done.height:
+        return None
+    launched = events.filter(pl.col("kind").cast(pl.String).str.starts_with("torchrun.") & pl.col("host").is_not_null())
+    hosts_done = set(done["host"].drop_nulls().to_list())
+    if launched.height and not set(launched["host"].to_list()) <= hosts_done:
+        return None  # a node whose agent logged but never said its workers succeeded
+    firsts = dict(done.group_by("file").agg(pl.col("line").min()).iter_rows())
+    return {str(f): int(line) for f, line in firsts.items()}, done["ts"].drop_nulls().min()
+
+
+def quiet_after_finish(findings: list[Finding], events: pl.DataFrame, status: list[RankStatus]) -> None:
+    """Demote (in place) the findings that only quote lines printed after the job finished."""
+    if not events.height or events.filter(pl.col("kind").is_in(FAILED)).height:
+        return
+    if any(s.exit_code not in (None, 0) for s in status):
+        return
+    points = _finish_points(events)
+    if points is None:
+        return
+    first_line, first_ts = points
+    for f in findings:
+        if f.severity not in ("critical", "error") or f.category in KEEP or not f.evidence:
+            continue
+        after = []
+        for e in f.evidence:
+            line = first_line.get(str(e.file))
+            ts = getattr(e, "ts", None)
+            if line is not None:
+                after.append(e.line > line)
+            elif first_ts is not None and ts:
+                after.append(str(ts) >= first_ts.isoformat())
+            else:
+                after.append(False)
+        if all(after):
+            f.severity, f.role = "info", "context"
+            f.confidence = round(min(f.confidence, 0.3), 2)

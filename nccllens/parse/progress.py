@@ -1,0 +1,142 @@
+"""Signs of life: progress bars and per-step lines (family ``progress``).
+
+A rank that never reached the collective its peers time out in may be dead, on another code path, or
+alive and busy (tokenising, evaluating, preparing data, a slow step). Progress lines tell the last case
+apart; they are otherwise ignored, so this family runs last and takes only lines nobody else claimed.
+
+- ``progress.bar``: a tqdm-style bar ``Running tokenizer on dataset:   9%|███▊ | 280000/2969526
+  [29:55<4:48:08, 155.57 examples/s]`` (also Keras/HF ``Map (num_proc=64):  45%|...``). With ``\\r``
+  updates many bars share one line: the last one counts. ``value`` = percent, ``key`` = the bar's label,
+  ``seq`` = items done, ``nranks`` = none, ``detail`` = ``n/total [elapsed<left]``, ``elapsed_ms``.
+- ``progress.step``: a line that counts steps or iterations and states how long their work took
+  (``[rank 3] step 4/10 compute 0.60s sync_wait 0.03s``, ``iter 50 | time (ms) | forward: 123.4``); lines
+  that only count steps are not read: "step" and "iter" are in nearly every line of a training log, and
+  the coarse pass could then skip nothing:
+  ``seq`` = the step, ``detail`` = the durations it states as ``label=seconds`` pairs (``compute=0.6
+  sync_wait=0.03``), ``key`` = the total steps when stated.
+
+- ``progress.count``: work in hand counted without a bar (``[rank 2] preparing shard: part 5/12``,
+  ``Loading checkpoint shards 3/8``): ``key`` = what, ``seq`` = items done, ``value`` = percent (100 when
+  the line says done), ``detail`` = ``n/total``.
+- ``progress.finished``: the job says it finished (DeepSpeed's ``Process 123 exits successfully.``, HF's
+  ``Training completed. ``, Lightning's ```Trainer.fit` stopped: ``).
+- ``progress.bench_start`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests' ``# Using devices``
+  header, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
+  summary: a header without rows on one node is a test stuck in its first collective.
+
+A rank stated in the message itself (``[rank 3]``, ``rank 3:``, ``[Rank 3]``) wins over the path's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from nccllens.parse.base import FileContext, Line, event_for
+
+FAMILY = "progress"
+# one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
+PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
+             r"|# Using devices|# Avg bus bandwidth|# Out of bounds values"
+             r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
+             r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
+             r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
+# nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
+# the job says it finished: DeepSpeed's launcher per process, HF Trainer, Lightning
+FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: ")
+# work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
+COUNT = re.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
+                   r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
+BENCH = re.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
+                   r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
+                   r"\s+(?:sum|prod|min|max|avg|none)\s")
+
+BAR = re.compile(
+    r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)"
+    r"\s*\[(?P<elapsed>[\d:]+)(?:<(?P<left>[\d:?]+))?")
+STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b\s*[:=#]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?", re.I)
+DURATION = re.compile(
+    r"(?P<label>[A-Za-z][\w.]*(?:[ _-][A-Za-z][\w.]*)?)\s*(?:\((?P<unit0>ms|s)\))?\s*[:=]?\s*"
+    r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?(?![\w.])")
+OWN_RANK = re.compile(r"^\s*\[?\s*(?:global[ _])?rank\s*[:=]?\s*(?P<r>\d+)\s*\]?\s*[:|]?", re.I)
+SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0}
+NOT_TIMES = ("step", "iter", "iteration", "epoch", "rank", "loss", "lr", "batch")
+
+
+def clock_ms(text: str | None) -> int | None:
+    """``29:55`` / ``4:48:08`` → milliseconds."""
+    if not text or "?" in text:
+        return None
+    parts = [int(p) for p in text.split(":") if p.isdigit()]
+    seconds = 0
+    for p in parts:
+        seconds = seconds * 60 + p
+    return seconds * 1000
+
+
+def last_bar(text: str) -> re.Match | None:
+    """The last bar on a line (``\r`` updates put many on one line)."""
+    bars = list(BAR.finditer(text))
+    return bars[-1] if bars else None
+
+
+def durations(text: str) -> list[tuple[str, float]]:
+    """(label, seconds) for every duration a step line states with a unit (``compute 0.60s``,
+    ``forward: 123.4`` after ``time (ms)``)."""
+    out = []
+    default = "ms" if re.search(r"time \(ms\)", text) else None
+    for m in DURATION.finditer(text):
+        unit = m["unit"] or m["unit0"] or default
+        label = m["label"].strip().lower().replace(" ", "_").replace("-", "_")
+        if not unit or label in NOT_TIMES or label.endswith(NOT_TIMES):
+            continue
+        out.append((label, float(m["num"]) * SECONDS[unit]))
+    return out
+
+
+def _own_rank(line: Line) -> int | None:
+    m = OWN_RANK.match(line.message)
+    return int(m["r"]) if m else None
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        text = line.message
+        finished = FINISHED.search(text)
+        if finished:
+            yield event_for(line, "progress.finished", level="debug", message=text.strip()[:300],
+                            pid=int(finished["pid"]) if finished["pid"] else None)
+            continue
+        bench = BENCH.search(text)
+        if bench:
+            kind = "progress.bench_start" if bench["start"] else ("progress.bench_done" if bench["done"] else "progress.bench_row")
+            yield event_for(line, kind, level="debug", message=text.strip()[:300],
+                            seq=int(bench["size"]) if bench["size"] else None)
+            continue
+        count = None if last_bar(text) else COUNT.search(text)
+        if count and not STEP.search(text):
+            rank = _own_rank(line)
+            done = int(count["n"]) >= int(count["total"]) or re.search(r"\b(?:done|finished|complete[d]?)\b", count["rest"], re.I)
+            yield event_for(line, "progress.count", level="debug", message=text.strip()[:300],
+                            key=" ".join(count["what"].split())[-60:] or None, seq=int(count["n"]),
+                            value="100" if done else str(min(99, 100 * int(count["n"]) // max(1, int(count["total"])))),
+                            detail=f"{count['n']}/{count['total']}", **({"rank": rank} if rank is not None else {}))
+            continue
+        if "step: " in text and "(factor)" in text:  # the nccl-tests banner's size step, not a training step
+            continue
+        rank = _own_rank(line)
+        extra = {"rank": rank} if rank is not None else {}
+        bar = last_bar(text)
+        if bar:
+            desc = bar["desc"].strip().strip(":").strip() or None
+            yield event_for(line, "progress.bar", level="debug", message=text.strip()[-300:], value=bar["pct"], key=desc,
+                            detail=f"{bar['n']}/{bar['total']} [{bar['elapsed']}<{bar['left'] or '?'}]",
+                            elapsed_ms=clock_ms(bar["elapsed"]), **extra)
+            continue
+        step = STEP.search(text)
+        if step:
+            rest = text[step.end():]
+            times = durations(rest)
+            yield event_for(line, "progress.step", level="debug", message=text.strip()[:300], seq=int(step["step"]),
+                            key=step["total"],
+                            detail=" ".join(f"{k}={v:g}" for k, v in times) or None, **extra)
