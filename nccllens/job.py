@@ -203,9 +203,17 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
         in_order("signal", exits),
         pl.col("kind").is_in(TIMEOUT_KINDS).any().alias("timed_out"),
         pl.col("kind").is_in(OWN_ERROR_KINDS).any().alias("own_error"),
+        (pl.col("kind") == "progress.finished").any().alias("said_finished"),
         pl.col("message").filter(err).sort_by(order.filter(err)).first().alias("first_error"),
         pl.col("ts").filter(err).sort_by(order.filter(err)).first().alias("first_error_ts"),
     ).collect()  # lazily: only the columns the aggregation reads are filtered
+
+
+def _succeeded_hosts(events: pl.DataFrame) -> set[str]:
+    """Hosts whose torchrun agent said its worker group succeeded: their workers finished, whatever else."""
+    done = events.filter((pl.col("kind") == "torchrun.state") & pl.col("host").is_not_null()
+                         & pl.col("value").cast(pl.String).fill_null("").str.contains(r"SUCCEEDED|successfully finished"))
+    return {str(h) for h in done["host"].to_list()}
 
 
 def _state(row: dict, job_failed: bool) -> str:
@@ -218,6 +226,8 @@ def _state(row: dict, job_failed: bool) -> str:
         return "crashed"
     if code is not None or signal is not None:
         return "finished" if code == 0 else "exited"
+    if row.get("said_finished"):
+        return "finished"  # the rank itself said its training finished
     last_seq, done = row["last_seq"], row["last_completed"]
     if last_seq is not None and done is not None and last_seq > done:
         return "blocked"
@@ -230,6 +240,7 @@ def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
         return []
     summary = {row["rank"]: row for row in _per_rank(events).iter_rows(named=True)} if events.height else {}
     job_failed = bool(events.select(pl.col("level").is_in(ERROR_LEVELS).any()).item()) if events.height else False
+    succeeded = _succeeded_hosts(events) if events.height else set()
     ranks = set(summary) | set(range(job.world_size or 0))
     out = []
     for rank in sorted(ranks):
@@ -239,7 +250,8 @@ def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
             continue
         out.append(RankStatus(
             rank=rank, host=row["host"], local_rank=row["local_rank"], pid=row["pid"],
-            state=_state(row, job_failed), exit_code=row["exit_code"], signal=row["signal"],
+            state=_state(row, job_failed and str(row["host"]) not in succeeded), exit_code=row["exit_code"],
+            signal=row["signal"],
             last_seq=row["last_seq"], last_completed=row["last_completed"], last_op=row["last_op"],
             first_error=row["first_error"], first_error_ts=_iso(row["first_error_ts"])))
     return out

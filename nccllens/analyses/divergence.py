@@ -12,6 +12,12 @@ from nccllens.report.model import Finding
 # (``torch/distributed/distributed_c10d.py:3252 in all_reduce``) or a failure table's traceback.
 C10D_FRAME = r"distributed_c10d\.py:\d+ in (\w+)"
 TRACEBACK_KINDS = ("python.traceback", "torchrun.failure", "torchrun.root_cause")
+# the collectives a rank can be inside when it fails (not the set-up functions: a process group that
+# could not be created on a restart is no different collective)
+COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce_scatter",
+               "reduce_scatter_tensor", "broadcast", "broadcast_object_list", "barrier", "monitored_barrier",
+               "reduce", "gather", "gather_object", "scatter", "scatter_object_list", "all_to_all",
+               "all_to_all_single", "send", "recv", "isend", "irecv", "batch_isend_irecv")
 
 
 def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
@@ -38,9 +44,14 @@ def traceback_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
                             & pl.col("detail").is_not_null())
               .with_columns(pl.col("detail").str.extract_all(C10D_FRAME).list.last().alias("frame"))
               .filter(pl.col("frame").is_not_null())
-              .with_columns(pl.col("frame").str.extract(C10D_FRAME, 1).alias("collective")))
+              .with_columns(pl.col("frame").str.extract(C10D_FRAME, 1).alias("collective"))
+              .filter(pl.col("collective").is_in(COLLECTIVES)))
     if not frames.height:
         return []
+    # one attempt at a time: after a restart the ranks fail somewhere else, which is no divergence
+    first_attempt = frames["attempt"].drop_nulls().min()
+    if first_attempt is not None:
+        frames = frames.filter(pl.col("attempt").is_null() | (pl.col("attempt") == first_attempt))
     ops = dict(frames.sort(earliest_first(), nulls_last=True).group_by("rank").agg(
         pl.col("collective").first()).iter_rows())
     if len(ops) < 3 or len(set(ops.values())) < 2:

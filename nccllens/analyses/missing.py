@@ -34,8 +34,16 @@ def node_never_joined(events: pl.DataFrame, ws: WorldSize, lang: str) -> list[Fi
 
 def store_key_rank(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """``DistStoreError`` while waiting for a key that names a rank: that rank never arrived."""
+    from nccllens.parse.torch_store import missing_rank_from_key
+
     hits = events.filter((pl.col("kind") == "torch.store_timeout") & pl.col("rank").is_not_null()
                          & pl.col("key").is_not_null())
+    if not hits.height:
+        return []
+    # only keys that name the rank that should have written them (a key like ``warm_start_ckpt`` names
+    # nobody: the event's rank is then the waiter's own)
+    named = [missing_rank_from_key(str(k).split(",")[0]) for k in hits["key"].to_list()]
+    hits = hits.filter(pl.Series([n is not None for n in named], dtype=pl.Boolean))
     if not hits.height:
         return []
     ranks = sorted(set(hits["rank"].to_list()))

@@ -286,3 +286,11 @@ def test_real_gloo_runs_name_the_late_rank(tmp_path, case, rule):
     report = _analyze(tmp_path, {"console.log": (PUBLIC / case / "console.log").read_text()})
     top = report.findings[0]
     assert (top.rule, top.category, top.ranks) == (rule, "straggler", [2])
+
+
+def test_a_restart_that_fails_in_set_up_is_no_divergence(tmp_path):
+    """fixtures/public/single_node_restart_after_sigkill_fails (real run): attempt 0 dies in all_reduce after a
+    SIGKILL, attempt 1 in creating its process group; the tracebacks of the two attempts are not compared."""
+    log = (PUBLIC / "single_node_restart_after_sigkill_fails" / "node-a" / "console.log").read_text()
+    report = _analyze(tmp_path, {"node-a/console.log": log})
+    assert not [f for f in report.findings if f.rule == "AN-TRACEBACK-DIVERGENCE"]
