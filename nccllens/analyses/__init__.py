@@ -14,9 +14,10 @@ PROBLEMS: list[str] = []  # analyses that raised (a bug): reported by tests, nev
 
 
 def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
-            status: list[RankStatus] | None = None) -> list[Finding]:
+            status: list[RankStatus] | None = None, summaries: pl.DataFrame | None = None) -> list[Finding]:
     """Every analysis's findings. ``job`` and ``status`` are ``build_job(events)`` and
-    ``rank_status(events, job)`` when the caller has them already (``run_analysis`` does)."""
+    ``rank_status(events, job)`` when the caller has them already (``run_analysis`` does); ``summaries``
+    is the summary table of the dense families (``nccllens.summaries``), when the caller has one."""
     from nccllens.analyses import (
         activity,
         collectives,
