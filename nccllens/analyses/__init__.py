@@ -27,6 +27,8 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         flight_dumps,
         masked_exit,
         missing,
+        opcounts,
+        progress,
         stragglers,
     )
     from nccllens.job import build_job, rank_hosts, rank_status, world_size
@@ -69,6 +71,13 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         lambda: config_diff.transport_mismatch(events, lang),
         lambda: masked_exit.masked_exit(events, lang),
     ]
+    if summaries is not None and summaries.height:
+        steps += [
+            lambda: opcounts.behind(summaries, events, hosts, lang),
+            lambda: opcounts.divergence(summaries, events, hosts, lang),
+            lambda: progress.stopped_first(summaries, events, hosts, lang),
+            lambda: progress.socket_fallback(summaries, events, lang),
+        ]
     for step in steps:
         try:
             found += step()
