@@ -55,7 +55,7 @@ def behind(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[int, 
     if not coll.height:
         return []
     coll = _communicators(coll, events).filter(pl.col("comm").is_not_null() & pl.col("member").is_not_null())
-    out = []
+    found: dict[tuple[int, ...], list] = {}  # the same ranks behind on several communicators: one finding
     for (comm,), group in coll.group_by(["comm"], maintain_order=True):
         last = group.sort("last_seq").group_by("member", maintain_order=True).agg(pl.all().last())
         if last.height < 3:
@@ -64,15 +64,21 @@ def behind(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[int, 
         late = last.filter(pl.col("last_seq") < top)
         if not late.height or late.height > max(1, ABSENT_SHARE * last.height):
             continue
-        ranks = sorted(int(r) for r in late["member"])
-        alive = alive_after(summaries, events, late)
-        dead = [r for r in ranks if r not in alive]
-        evidence = summary_evidence(pl.concat([late, last.filter(pl.col("last_seq") == top).head(2)]))
+        ranks = tuple(sorted(int(r) for r in late["member"]))
+        if ranks not in found:
+            found[ranks] = [comm, top, last.height, late, last.filter(pl.col("last_seq") == top).head(2), []]
+        else:
+            found[ranks][5].append(comm)
+    out = []
+    for ranks, (comm, top, members, late, ahead, more) in found.items():
+        dead = [r for r in ranks if r not in alive_after(summaries, events, late)]
+        also = f" (and {len(more)} more: {', '.join(more[:4])})" if more else ""
         out.append(make_finding(
-            "AN-OPCOUNT-BEHIND", lang, evidence, ranks=ranks, hosts=hosts_of(ranks, rank_hosts),
-            category="peer_exited" if dead else "straggler", comm=comm, top=f"{top:x}", members=last.height,
+            "AN-OPCOUNT-BEHIND", lang, summary_evidence(pl.concat([late, ahead])), ranks=ranks,
+            hosts=hosts_of(ranks, rank_hosts), category="peer_exited" if dead else "straggler", comm=comm + also,
+            top=f"{top:x}", members=members, state=rank_list(dead) if dead else "-",
             behind=", ".join(f"{r}:{int(s):x}" for r, s in list(zip(late["member"], late["last_seq"], strict=True))[:16]),
-            state=rank_list(dead) if dead else "-", confidence=0.75 if len(ranks) == 1 else 0.65))
+            confidence=0.75 if len(ranks) == 1 else 0.65))
     return out
 
 

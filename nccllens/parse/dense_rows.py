@@ -15,6 +15,7 @@ it: that is the price of not searching every literal in every dense line.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from nccllens.parse.nccl_prefix import split_prefix
@@ -54,8 +55,27 @@ def _branches(pattern: str) -> list[str]:
     return [pattern] if FLAGS.match(pattern) else top_branches(pattern)
 
 
+_WATCH: dict[str, dict[str, str]] = {}  # watch_patterns per pattern list (its digest), kept between runs
+
+
+def known_watch() -> dict[str, dict[str, str]]:
+    return dict(_WATCH)
+
+
+def learn_watch(known: dict[str, dict[str, str]]) -> None:
+    _WATCH.update(known)
+
+
 def watch_patterns(patterns: list[str]) -> dict[str, str]:
     """Per dense family, one regex of the (unanchored) pattern branches that could match its lines."""
+    key = hashlib.sha256("\0".join(patterns).encode()).hexdigest()
+    found = _WATCH.get(key)
+    if found is None:
+        found = _WATCH[key] = _watch(patterns)
+    return found
+
+
+def _watch(patterns: list[str]) -> dict[str, str]:
     lower = {fam: text.lower() for fam, text in VOCABULARY.items()}
     out: dict[str, list[str]] = {fam: [] for fam in VOCABULARY}
     for pattern in patterns:
