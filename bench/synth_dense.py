@@ -57,7 +57,8 @@ def coll_body(job, rank: int, pre: str, ops: int, stop: int) -> list[str]:
 
 
 def transport_body(job, rank: int, dev: int, pre: str, lines: int) -> list[str]:
-    """Communicator inits (a split per pipeline stage, say) until ``lines`` lines: 32 channels each way."""
+    """Communicator inits (a split per pipeline stage, say) until ``lines`` lines: 32 channels each way, for
+    the rings and the trees."""
     out, k = [], 0
     nxt, prv = (rank + 1) % job.n, (rank - 1) % job.n
     while len(out) < lines:
@@ -67,12 +68,14 @@ def transport_body(job, rank: int, dev: int, pre: str, lines: int) -> list[str]:
         out.append(init)
         if rank == 0:
             out += [f"{pre}Channel {ch:02d}/32 :" + "".join(f" {r:4d}" for r in range(min(job.n, 24))) for ch in range(32)]
-        for ch in range(32):
-            inter = nxt // job.local != rank // job.local
-            via_send = f"NET/IB/{ch % 4}/GDRDMA" if inter else "P2P/CUMEM/read"
-            via_recv = f"NET/IB/{ch % 4}/GDRDMA" if (prv // job.local != rank // job.local) else "P2P/CUMEM/read"
-            out.append(f"{pre}Channel {ch:02d}/0 : {rank}[{dev}] -> {nxt}[{nxt % job.local}] [send] via {via_send}")
-            out.append(f"{pre}Channel {ch:02d}/0 : {prv}[{prv % job.local}] -> {rank}[{dev}] [receive] via {via_recv}")
+        for conn in (0, 1):  # ring connections, then tree ones (connIndex 1), 32 channels each way
+            for ch in range(32):
+                inter = nxt // job.local != rank // job.local
+                via_send = f"NET/IB/{ch % 4}/GDRDMA" if inter else "P2P/CUMEM/read"
+                via_recv = f"NET/IB/{ch % 4}/GDRDMA" if (prv // job.local != rank // job.local) else "P2P/CUMEM/read"
+                out.append(f"{pre}Channel {ch:02d}/{conn} : {rank}[{dev}] -> {nxt}[{nxt % job.local}] [send] via {via_send}")
+                out.append(f"{pre}Channel {ch:02d}/{conn} : {prv}[{prv % job.local}] -> {rank}[{dev}] [receive] via "
+                           f"{via_recv}")
         out.append(f"{pre}Connected all rings")
         k += 1
     return out

@@ -4,9 +4,10 @@ Lines a failed job prints by the million (shared/reference/nccl_logs.md §2) are
 lines (``Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA``), ring and tree dumps, per-operation
 lines of ``NCCL_DEBUG_SUBSYS=COLL`` (``AllReduce: opCount 1f sendbuff ... comm 0x... [nranks=8] stream
 ...``) and training progress (``step N``, Megatron ``iteration N/``, tqdm bars, HF Trainer dicts).
-Each block's rows are classified by a literal gate and one regex per family, then aggregated per
-(family, process, key) with ``group_by``: count, first and last line and their text. Only the first
-and last rows of each group are parsed in Python, once per file (``parse.dense_rows``).
+Each block's rows are classified by literal tests (a regex only for ring/tree dumps and progress shapes,
+on their few candidates), then aggregated per (family, process, key) with ``group_by``: count, first and
+last line and their text. Only the first and last rows of each group are parsed in Python, once per file
+(``parse.dense_rows``, which also checks their structure).
 
 A dense line is also handed to the family parsers and rules when one of the patterns that could
 match a line of its family (``watch``, built by ``dense_rows.watch_patterns``) matches it.
@@ -18,13 +19,10 @@ import re
 
 import polars as pl
 
-# family → (literal gate, regex confirming the family: all of it, or only the rows its gate leaves ambiguous)
+# COLL lines hold ": opCount ", " sendbuff " and " [nranks="; transport lines "NCCL INFO Channel ", "] -> " and
+# "] via " (literal tests decide them); ring/tree dumps and progress shapes are confirmed by these regexes
 _KV = r"(?:[\s,|]+[\w/.()-]+(?:[:=]\s*|\s+)[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|nan|inf|NaN|Inf)%?)"
-TRANSPORT = (r"NCCL INFO Channel \d+(?:/\d+)? : \d+\[[0-9a-f]+\] -> \d+\[[0-9a-f]+\] "
-             r"(?:\[(?:send|receive)\] )?via \S")
 GRAPH = r"NCCL INFO (Trees|Ring|Tree|Channel) (?:\[\d+\] |\d+ : -?\d+ -> |\d+/\d+ :(?: +\d+)+(?: ?\.\.\.)?\s*$)"
-COLL = (r"NCCL (?:INFO|TRACE) \w+: opCount [0-9a-f]+ sendbuff \S+ recvbuff \S+ count \d+ datatype \d+ op \d+ "
-        r"root -?\d+ comm \S+ \[nranks=\d+\]")
 PROGRESS_GATE = r"[Ss]tep|STEP|iteration|it/s[\],]|s/it[\],]|\{'"
 # the whole line after launcher prefixes is the shape: an error that names a step is not progress
 PROGRESS = (r"^(?:\s*(?:\[[^\]]*\](?:<\w+>)?:?|\([^)]*\)|\d+:|[a-z_][\w.-]*:|\d{4}-\d\d-\d\d[T ][\d:.,]+Z?"
@@ -58,49 +56,75 @@ def _after(raw: pl.Expr, start: str, stop: str | None = None) -> pl.Expr:
     return raw.str.slice(a, b - a)
 
 
-def _who(rows: pl.DataFrame, regex: str) -> pl.Expr:
-    """The process (or rank tag) of each row: when every row starts as the first one does (one process
-    per file, the usual case), that one without a regex; else extracted row by row."""
-    first = re.match(regex, rows["raw"][0])
-    if first is not None and rows.select(pl.col("raw").str.starts_with(first.group(1)).all()).item():
-        return pl.lit(first.group(1))
-    return pl.col("raw").str.extract(regex, 1).fill_null("")
+def _who(rows: pl.DataFrame, regex: str) -> pl.DataFrame:
+    """``rows`` with ``who``, the process (or rank tag) of each: where a row starts as the first row of its file
+    (``owner`` in a batch of files) does, that one without a regex (one process per file, the usual case);
+    the other rows extracted one by one."""
+    by = ["owner"] if "owner" in rows.columns else []
+    firsts = rows.group_by(by, maintain_order=True).agg(pl.col("raw").first()) if by else rows.head(1).select("raw")
+    found = [(re.match(regex, text), key) for *key, text in firsts.iter_rows()]
+    heads = pl.DataFrame({**{b: [k[i] for _, k in found] for i, b in enumerate(by)},
+                          "head": [m.group(1) if m else None for m, _ in found]},
+                         schema={**{b: rows.schema[b] for b in by}, "head": pl.String})
+    rows = rows.join(heads, on=by, how="left", maintain_order="left") if by else rows.with_columns(
+        pl.lit(heads["head"][0], pl.String).alias("head"))
+    same = pl.col("raw").str.starts_with(pl.col("head")).fill_null(False)
+    rows = rows.with_columns(same.alias("same"))
+    if rows["same"].all():
+        return rows.with_columns(pl.col("head").alias("who")).drop("head", "same")
+    other = rows.filter(~pl.col("same")).with_columns(pl.col("raw").str.extract(regex, 1).fill_null("").alias("who"))
+    return (pl.concat([rows.filter(pl.col("same")).with_columns(pl.col("head").alias("who")), other])
+            .sort("row").drop("head", "same"))
+
+
+def _gates(df: pl.DataFrame) -> pl.DataFrame:
+    """Literal tests (memmem) that pick each family's candidate rows; ``coll`` and ``transport`` need no more."""
+    raw = pl.col("raw")
+    has = lambda text: raw.str.contains(text, literal=True)  # noqa: E731
+    return df.select(
+        pl.col("row"),
+        (has(": opCount ") & has(" sendbuff ") & has(" [nranks=")).alias("nccl.coll"),
+        (has("] via ") & has("NCCL INFO Channel ") & has("] -> ")).alias("nccl.transport"),
+        raw.str.contains_any(["NCCL INFO Channel ", "NCCL INFO Trees ", "NCCL INFO Ring ", "NCCL INFO Tree "])
+        .alias("nccl.graph"),
+        raw.str.contains(PROGRESS_GATE).alias("progress"))
 
 
 def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
-    """The rows of ``df`` in ``fam``, with ``fam``, ``who`` and ``key`` columns."""
+    """The candidate rows ``df`` of ``fam`` that are in it, with ``fam``, ``who`` and ``key`` columns."""
     raw = pl.col("raw")
     if fam == "nccl.transport":
-        rows = df.filter(raw.str.contains("] via ", literal=True)).filter(raw.str.contains(TRANSPORT))
-        key = _after(raw, "] via ")
-    elif fam == "nccl.graph":
-        rows = df.filter(raw.str.contains("NCCL INFO (?:Channel|Trees|Ring|Tree) ")).filter(raw.str.contains(GRAPH))
-        key = raw.str.extract(GRAPH, 1)
+        rows = df.with_columns(_after(raw, "] via ").alias("key"))
     elif fam == "nccl.coll":
-        rows = df.filter(raw.str.contains(": opCount ", literal=True)).filter(raw.str.contains(COLL))
-        key = _after(raw, " comm ", " [nranks=")
+        rows = df.with_columns(_after(raw, " comm ", " [nranks=").alias("key"))
+    elif fam == "nccl.graph":
+        rows = df.with_columns(raw.str.extract(GRAPH, 1).alias("key")).filter(pl.col("key").is_not_null())
     else:
-        rows = df.filter(raw.str.contains(PROGRESS_GATE))
         shapes = raw.str.extract_groups(PROGRESS)
         key = pl.coalesce([pl.when(shapes.struct.field(s).is_not_null()).then(pl.lit(s)) for s in PROGRESS_SHAPES])
-        rows = rows.with_columns(key.alias("key")).filter(pl.col("key").is_not_null())
-        key = pl.col("key")
+        rows = df.with_columns(key.alias("key")).filter(pl.col("key").is_not_null())
     if not rows.height:
         return df.clear().with_columns(*(pl.lit(None, pl.String).alias(c) for c in ("fam", "who", "key")))
-    who = _who(rows, _TAG_WHO if fam == "progress" else _NCCL_WHO)
-    return rows.select(*df.columns, pl.lit(fam).alias("fam"), who.alias("who"), key.alias("key"))
+    rows = _who(rows, _TAG_WHO if fam == "progress" else _NCCL_WHO)
+    return rows.select(*df.columns, pl.lit(fam).alias("fam"), "who", "key")
 
 
 def classify(df: pl.DataFrame) -> pl.DataFrame:
     """The dense rows of ``df`` (columns ``row``, ``line``, ``raw`` and any others) with ``fam``, ``who`` and
-    ``key``, in row order. Each family: a literal gate first (memmem), its regex on the rows that passed."""
-    parts = []
-    rest = df
-    for fam in FAMILIES:
-        found = _family(rest, fam)
+    ``key``, in row order. One pass of literal tests over every row; each family's regex (if it needs one)
+    only on its candidates."""
+    if not df.height:
+        return _family(df, "nccl.coll")
+    gates = _gates(df)
+    parts, taken = [], pl.lit(False)
+    for fam in ("nccl.coll", "nccl.transport", "nccl.graph", "progress"):
+        mine = pl.col(fam) & ~taken
+        taken = taken | pl.col(fam)
+        if not gates.select(mine.any()).item():
+            continue
+        found = _family(df.filter(gates.select(mine).to_series()), fam)
         if found.height:
             parts.append(found)
-            rest = rest.join(found.select("row"), on="row", how="anti", maintain_order="left")
     if not parts:
         return _family(df.clear(), "nccl.coll")
     return pl.concat(parts).sort("row") if len(parts) > 1 else parts[0]
@@ -110,10 +134,9 @@ def watched(dense: pl.DataFrame, watch: dict[str, str]) -> pl.DataFrame:
     """The dense rows that a pattern of their family's ``watch`` matches: these go to the parsers too."""
     if not dense.height or not watch:
         return dense.clear()
-    cond = pl.lit(False)
-    for fam, regex in watch.items():
-        cond = cond | ((pl.col("fam") == fam) & pl.col("raw").str.contains(regex))
-    return dense.filter(cond)
+    parts = [dense.filter(pl.col("fam") == fam) for fam in watch]  # each family's regex on its own rows only
+    parts = [p.filter(pl.col("raw").str.contains(watch[fam])) for fam, p in zip(watch, parts, strict=True) if p.height]
+    return pl.concat(parts).sort("row") if parts else dense.clear()
 
 
 def aggregate(dense: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:

@@ -111,7 +111,13 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
         per_buffer[owners[i]] += c
     stats.lines += line - first_line
     chosen = _chosen(hits, owners, dense_hits)
-    if chosen:
+    if len(chosen) == len(spans):  # every piece (a dense log): its lines numbered in order, all searched
+        joined = b"".join(_piece(buffers, span) for span in spans)
+        df = pl.read_lines(io.BytesIO(joined), name="raw")
+        del joined
+        df = df.select(pl.int_range(first_line, first_line + df.height, dtype=pl.UInt32).alias("line"), "raw",
+                       pl.lit(True).alias("keyed"))
+    elif chosen:
         joined = b"".join(_piece(buffers, spans[i]) for i in chosen)
         df = pl.read_lines(io.BytesIO(joined), name="raw")
         del joined
