@@ -93,9 +93,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
         owner = (start_s.search_sorted(big["line"], side="right") - 1).alias("owner")
         kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",))
-        partial_by_owner = partial.partition_by("owner", as_dict=True, include_key=False)
         by_owner = kept.partition_by("owner", as_dict=True, include_key=False)
-        summary_rows: list[dict] = []
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
@@ -120,9 +118,6 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
                 ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
-            mine_partial = partial_by_owner.get((k,))
-            if mine_partial is not None:
-                summary_rows.extend(describe(mine_partial, sources[i].path, hints, starts[k] - 1))
             r0, r1 = row_starts[k], row_starts[k + 1]
             if cand is not None and cand.lasts[k] is not None:
                 line_no, raw = cand.lasts[k]
@@ -133,6 +128,8 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             fill_path_hints(rows[before:], hints)
             info.events = len(rows) - before
             results[i] = (ev.empty(), info, sm.empty())
+        files = {k: (sources[i].path, hints_of[i], starts[k] - 1) for k, (i, _, _) in enumerate(batch)}
+        summary_rows = describe(partial, "", None, files=files) if partial.height else []
         if rows or summary_rows:  # one table for the batch: building a frame per small file costs more than reading it
             i0 = batch[0][0]
             results[i0] = (ev.from_rows(rows), results[i0][1], sm.from_rows(summary_rows))

@@ -121,11 +121,15 @@ def _one(raw: str, fam: str, hints) -> dict:
     return out
 
 
-def describe(partial, path: str, hints, shift: int = 0) -> list[dict]:
-    """Summary rows for one file's merged partial aggregate (line numbers minus ``shift``)."""
+def describe(partial, path: str, hints, shift: int = 0, files: dict | None = None) -> list[dict]:
+    """Summary rows for one file's merged partial aggregate (line numbers minus ``shift``); for a batch of
+    files, ``partial`` has an ``owner`` column and ``files`` maps each owner to its (path, hints, shift)."""
     rows = []
-    for fam, _who, key, count, first_line, last_line, first_raw, last_raw in partial.select(
-            "fam", "who", "key", "count", "first_line", "last_line", "first_raw", "last_raw").iter_rows():
+    owners = partial["owner"].to_list() if files is not None else [None] * partial.height
+    for owner, (fam, key, count, first_line, last_line, first_raw, last_raw) in zip(owners, partial.select(
+            "fam", "key", "count", "first_line", "last_line", "first_raw", "last_raw").iter_rows(), strict=True):
+        if files is not None:
+            path, hints, shift = files[owner]
         first, last = _one(first_raw, fam, hints), _one(last_raw, fam, hints)
         rows.append({
             "file": path, "host": last["host"] or first["host"], "pid": last["pid"] or first["pid"],
