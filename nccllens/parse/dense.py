@@ -77,17 +77,29 @@ def _who(rows: pl.DataFrame, regex: str) -> pl.DataFrame:
             .sort("row").drop("head", "same"))
 
 
-def _gates(df: pl.DataFrame) -> pl.DataFrame:
-    """Literal tests (memmem) that pick each family's candidate rows; ``coll`` and ``transport`` need no more."""
+# each family's literal gate: the first literal is searched in every remaining row, the others only in the rows
+# that hold it (COLL and transport lines need nothing more; ring/tree dumps and progress their regex after)
+_GATES: dict[str, tuple[str, ...]] = {
+    "nccl.coll": (": opCount ", " [nranks=", " sendbuff "),
+    "nccl.transport": ("] via ", "] -> ", "NCCL INFO Channel "),
+}
+_GRAPH_GATE = ["NCCL INFO Channel ", "NCCL INFO Trees ", "NCCL INFO Ring ", "NCCL INFO Tree "]
+
+
+def _candidates(rest: pl.DataFrame, fam: str) -> tuple[pl.DataFrame, pl.Series]:
+    """The rows of ``rest`` that pass ``fam``'s gate, and the mask of them in ``rest``."""
     raw = pl.col("raw")
-    has = lambda text: raw.str.contains(text, literal=True)  # noqa: E731
-    return df.select(
-        pl.col("row"),
-        (has(": opCount ") & has(" sendbuff ") & has(" [nranks=")).alias("nccl.coll"),
-        (has("] via ") & has("NCCL INFO Channel ") & has("] -> ")).alias("nccl.transport"),
-        raw.str.contains_any(["NCCL INFO Channel ", "NCCL INFO Trees ", "NCCL INFO Ring ", "NCCL INFO Tree "])
-        .alias("nccl.graph"),
-        raw.str.contains(PROGRESS_GATE).alias("progress"))
+    if fam in _GATES:
+        first, *others = _GATES[fam]
+        mask = rest.select(raw.str.contains(first, literal=True)).to_series()
+        if others and mask.any():
+            held = rest.filter(mask).select(pl.all_horizontal([raw.str.contains(t, literal=True) for t in others]))
+            mask = mask.scatter(mask.arg_true(), held.to_series())  # the rows holding the first literal, narrowed
+    elif fam == "nccl.graph":
+        mask = rest.select(raw.str.contains_any(_GRAPH_GATE)).to_series()
+    else:
+        mask = rest.select(raw.str.contains(PROGRESS_GATE)).to_series()
+    return rest.filter(mask), mask
 
 
 def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
@@ -109,25 +121,27 @@ def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
     return rows.select(*df.columns, pl.lit(fam).alias("fam"), "who", "key")
 
 
-def classify(df: pl.DataFrame) -> pl.DataFrame:
-    """The dense rows of ``df`` (columns ``row``, ``line``, ``raw`` and any others) with ``fam``, ``who`` and
-    ``key``, in row order. One pass of literal tests over every row; each family's regex (if it needs one)
-    only on its candidates."""
-    if not df.height:
-        return _family(df, "nccl.coll")
-    gates = _gates(df)
-    parts, taken = [], pl.lit(False)
+def classify(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the dense rows of ``df`` with ``fam``, ``who`` and ``key`` columns, in row order; the other rows). ``df``
+    has columns ``row``, ``line``, ``raw`` and maybe others. Each family's gate runs on the rows no earlier
+    family took, its regex (if it needs one) on its candidates only."""
+    parts, rest = [], df
     for fam in ("nccl.coll", "nccl.transport", "nccl.graph", "progress"):
-        mine = pl.col(fam) & ~taken
-        taken = taken | pl.col(fam)
-        if not gates.select(mine.any()).item():
+        if not rest.height:
+            break
+        cand, mask = _candidates(rest, fam)
+        if not cand.height:
             continue
-        found = _family(df.filter(gates.select(mine).to_series()), fam)
+        found = _family(cand, fam)
+        if found.height == cand.height:
+            rest = rest.filter(~mask)
+        elif found.height:
+            rest = rest.join(found.select("row"), on="row", how="anti", maintain_order="left")
         if found.height:
             parts.append(found)
     if not parts:
-        return _family(df.clear(), "nccl.coll")
-    return pl.concat(parts).sort("row") if len(parts) > 1 else parts[0]
+        return _family(df.clear(), "nccl.coll"), df
+    return (pl.concat(parts).sort("row") if len(parts) > 1 else parts[0]), rest
 
 
 def watched(dense: pl.DataFrame, watch: dict[str, str]) -> pl.DataFrame:
@@ -167,8 +181,7 @@ def merge(partials: list[pl.DataFrame], by: tuple[str, ...] = ()) -> pl.DataFram
 def split(df: pl.DataFrame, watch: dict[str, str], by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame,
                                                                                    pl.DataFrame]:
     """``df`` (with ``row``) → (rows that are not dense, dense rows a pattern wants, partial summaries)."""
-    dense = classify(df)
+    dense, rest = classify(df)
     if not dense.height:
         return df, dense.select(df.columns), aggregate(dense, by)
-    rest = df.join(dense.select("row"), on="row", how="anti", maintain_order="left")
     return rest, watched(dense, watch).select(df.columns), aggregate(dense, by)

@@ -11,8 +11,8 @@ import polars as pl
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
+from nccllens.parse.dense import empty_partial, split
 from nccllens.parse.headers import split_header
-from nccllens.parse.dense import split
 from nccllens.parse.masks import masks
 from nccllens.parse.prefixes import SAMPLE, file_facts, split_glued, strip
 from nccllens.prefilter import Plan, survivors
@@ -160,6 +160,8 @@ def _fill_defaults(event: dict, line: Line | None) -> dict:
 def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(surviving rows, partial dense summaries) of ``df`` (with ``row``): dense rows are summarised and
     reach the parsers only where a pattern watching their family matches them (``parse.dense``)."""
+    if pattern.dense is None:  # a plan not built by ``combined_prefilter``: no dense family is summarised
+        return survivors(df, pattern, matches), empty_partial({b: df.schema[b] for b in by})
     rest, wanted, partial = split(df, dict(pattern.watch), by)
     kept = survivors(rest, pattern, matches)
     if wanted.height:

@@ -100,7 +100,7 @@ def test_channel_lines_are_summarised_not_parsed():
     from nccllens.parse.dense import classify
 
     frame = pl.DataFrame({"raw": INIT_BLOCK + PER_OP[:1]}).with_row_index("row").with_columns(pl.col("row").alias("line"))
-    dense = classify(frame)
+    dense, _ = classify(frame)
     fams = dict(zip(dense["raw"], dense["fam"], strict=True))
     assert {line for line in INIT_BLOCK if " Channel " in line or "Trees [" in line} == {
         line for line, fam in fams.items() if fam in ("nccl.transport", "nccl.graph")}
