@@ -1,9 +1,10 @@
 """Benchmark: nccllens analyze vs ripgrep with nccllens' own prefilter patterns.
 
-    python bench/run.py [--quick] [--repeat N]
+    python bench/run.py [--quick | --small] [--repeat N]
 
 Builds the corpora under bench/corpus/ when absent (synthetic, bench/synth.py), then measures
-wall time, MB/s and peak RSS of ``nccllens analyze --format json`` on each, ``rg -c -f`` with the
+wall time, CPU seconds (user + system, the workers included), MB/s and peak RSS of
+``nccllens analyze --format json`` on each, ``rg -c -f`` (wall and CPU) with the
 same prefilter patterns as the grep reference, the per-file overhead (the same bytes as 8 large
 files vs 4,096 small ones), and whether the injected fault is the top finding. Each command runs
 ``--repeat`` times (3), interleaved with the one it is compared with, and the median is reported: on a
@@ -30,14 +31,22 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth  # noqa: E402
 
-CORPORA = {  # name: (ranks, hosts, fault, bytes)
+CORPORA = {  # name: (ranks, hosts, fault, bytes[, mode])
     "1g_512r": (512, 64, "xid79", 1 << 30),
+    "1g_512r_coll": (512, 64, "opcount_behind", 1 << 30, "coll"),
+    "1g_512r_transport": (512, 64, "xid79", 1 << 30, "transport"),
     "10g_4096r": (4096, 512, "host_oom", 10 << 30),
     # a control: the ranks of the 10 GiB corpus in the bytes of the 1 GiB one, which tells memory that
     # follows the bytes from memory that follows the ranks (the event table)
     "1g_4096r": (4096, 512, "host_oom", 1 << 30),
 }
 QUICK = {"100m_64r": (64, 8, "xid79", 100 << 20)}
+# what a 2-core machine shared with others can run in minutes: the benchmark's corpus and both dense modes
+# (bench/synth_dense.py: COLL lines on three communicators with one rank silently an opCount behind;
+# channel storms from many communicator inits), each with ~15% training progress lines
+SMALL = {"256m_512r": (512, 64, "xid79", 256 << 20),
+         "256m_512r_coll": (512, 64, "opcount_behind", 256 << 20, "coll"),
+         "256m_512r_transport": (512, 64, "xid79", 256 << 20, "transport")}
 
 
 def _du(path: Path) -> int:
@@ -49,13 +58,15 @@ def _build(name: str, spec: tuple) -> Path:
     if not (out / "expected.toml").exists():
         shutil.rmtree(out, ignore_errors=True)
         print(f"building {name} ...", file=sys.stderr)
-        synth.write_job(out, *spec)
+        ranks, hosts, fault, size, *mode = spec
+        synth.write_job(out, ranks, hosts, fault, size, mode=mode[0] if mode else "sparse")
     return out
 
 
-def _timed(cmd: list[str], stdout=subprocess.PIPE) -> tuple[float, int, subprocess.CompletedProcess]:
+def _timed(cmd: list[str], stdout=subprocess.PIPE) -> tuple[float, int, subprocess.CompletedProcess, float]:
     """Wall time, peak RSS in KiB (of the command and the processes it waited for: wait4's own figure
-    for this child, not a maximum over every child the benchmark ran so far) and the result."""
+    for this child, not a maximum over every child the benchmark ran so far), the result, and the CPU
+    seconds (user + system) of the command and the processes it waited for."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out if stdout is subprocess.PIPE else stdout, stderr=err)
@@ -66,7 +77,7 @@ def _timed(cmd: list[str], stdout=subprocess.PIPE) -> tuple[float, int, subproce
         err.seek(0)
         text = out.read().decode("utf-8", "replace") if stdout is subprocess.PIPE else None
         done = subprocess.CompletedProcess(cmd, proc.returncode, text, err.read().decode("utf-8", "replace"))
-    return wall, usage.ru_maxrss, done
+    return wall, usage.ru_maxrss, done, usage.ru_utime + usage.ru_stime
 
 
 def _patterns_file() -> Path:
@@ -97,23 +108,25 @@ def _warm(corpus: Path) -> None:
 
 
 def _analyze(corpus: Path) -> dict:
-    wall, peak, proc = _timed([sys.executable, "-m", "nccllens.cli", "analyze", str(corpus), "--format", "json",
-                               "--exit-zero"])
+    # the installed script's entry point (nccllens.main), as `nccllens analyze` runs it
+    wall, peak, proc, cpu = _timed([sys.executable, "-m", "nccllens.main", "analyze", str(corpus), "--format",
+                                    "json", "--exit-zero"])
     size = _du(corpus)
     report = json.loads(proc.stdout) if proc.returncode == 0 else {}
     top = (report.get("findings") or [{}])[0]
     exp = (corpus / "expected.toml").read_text()
     ok = f'category = "{report.get("verdict", {}).get("category")}"' in exp
-    return {"wall": wall, "mbps": size / wall / 1e6, "rss_mib": peak / 1024, "bytes": size,
+    return {"wall": wall, "cpu": cpu, "mbps": size / wall / 1e6, "rss_mib": peak / 1024, "bytes": size,
             "top": f'{top.get("category")} {top.get("hosts")} {top.get("ranks", [])[:4]}', "correct": ok,
             "error": proc.stderr[-300:] if proc.returncode else ""}
 
 
-def _rg(corpus: Path, patterns: Path) -> float | None:
+def _rg(corpus: Path, patterns: Path) -> tuple[float, float] | None:
+    """Wall and CPU seconds of ``rg -c -f`` (None without rg)."""
     if not shutil.which("rg"):
         return None
-    wall, _, _ = _timed(["rg", "-c", "-f", str(patterns), str(corpus)], stdout=subprocess.DEVNULL)
-    return wall
+    wall, _, _, cpu = _timed(["rg", "-c", "-f", str(patterns), str(corpus)], stdout=subprocess.DEVNULL)
+    return wall, cpu
 
 
 def _small_vs_large(corpus: Path, repeat: int) -> tuple[float, float]:
@@ -135,7 +148,7 @@ def _small_vs_large(corpus: Path, repeat: int) -> tuple[float, float]:
     for _ in range(repeat):  # interleaved, so that a slow spell of the machine hits both
         for count, runs in walls.items():
             d = HERE / "corpus" / f"split_{count}"
-            runs.append(_timed([sys.executable, "-m", "nccllens.cli", "analyze", str(d), "--format", "json",
+            runs.append(_timed([sys.executable, "-m", "nccllens.main", "analyze", str(d), "--format", "json",
                                 "--exit-zero"])[0])
     return statistics.median(walls[8]), statistics.median(walls[4096])
 
@@ -154,10 +167,11 @@ def _byte_compile() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="one 100 MB corpus instead of 1 GiB and 10 GiB")
+    ap.add_argument("--small", action="store_true", help="256 MiB corpora: the benchmark's and both dense modes")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each command; the table shows the median")
     args = ap.parse_args()
     repeat = max(1, args.repeat)
-    corpora = QUICK if args.quick else CORPORA
+    corpora = QUICK if args.quick else SMALL if args.small else CORPORA
     _byte_compile()
     patterns = _patterns_file()
     rows = []
@@ -172,9 +186,12 @@ def main() -> None:
         res["rss_mib"] = max(r["rss_mib"] for r in runs)  # the highest peak of any run
         res["correct"] = all(r["correct"] for r in runs)
         res["walls"] = [r["wall"] for r in runs]
-        rg = statistics.median(rgs) if all(rgs) else None
+        res["cpu"] = statistics.median(r["cpu"] for r in runs)
+        rg = statistics.median(w for w, _ in rgs) if all(rgs) else None
         res["rg"] = rg
+        res["rg_cpu"] = statistics.median(c for _, c in rgs) if all(rgs) else None
         res["ratio"] = (rg / res["wall"]) if rg else None
+        res["cpu_ratio"] = (res["rg_cpu"] / res["cpu"]) if rg else None
         rows.append((name, res))
     large, small = _small_vs_large(_build(*next(iter(corpora.items()))), repeat)
     lines = [
@@ -185,21 +202,24 @@ def main() -> None:
         "run in the last column), peak RSS the highest of the runs. nccllens keeps its prefilter plan in a "
         "cache after its first run ever (README); runs before the table was written had made it. The "
         "package was byte-compiled first (`python -m compileall`), as a regular pip install does.", "",
-        "| corpus | bytes | nccllens wall s | MB/s | peak RSS MiB | rg -c -f wall s | rg/nccllens | top finding "
-        "| correct | nccllens runs s |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---|---|",
+        "| corpus | bytes | nccllens wall s | CPU s | MB/s | peak RSS MiB | rg -c -f wall s | rg CPU s | rg/nccllens "
+        "wall | rg/nccllens CPU | top finding | correct | nccllens runs s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
     ]
     for name, r in rows:
         rg = f"{r['rg']:.2f}" if r["rg"] else "n/a"
+        rg_cpu = f"{r['rg_cpu']:.2f}" if r["rg"] else "n/a"
         ratio = f"{r['ratio']:.2f}" if r["ratio"] else "n/a"
-        lines.append(f"| {name} | {r['bytes']:,} | {r['wall']:.2f} | {r['mbps']:.0f} | {r['rss_mib']:.0f} | {rg} | "
-                     f"{ratio} | {r['top']} | {r['correct']} | {' '.join(f'{w:.2f}' for w in r['walls'])} |")
+        cpu_ratio = f"{r['cpu_ratio']:.2f}" if r["cpu_ratio"] else "n/a"
+        lines.append(f"| {name} | {r['bytes']:,} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['mbps']:.0f} | "
+                     f"{r['rss_mib']:.0f} | {rg} | {rg_cpu} | {ratio} | {cpu_ratio} | {r['top']} | {r['correct']} | "
+                     f"{' '.join(f'{w:.2f}' for w in r['walls'])} |")
     lines += ["", f"Same 256 MiB as 8 files: {large:.2f} s; as 4,096 files: {small:.2f} s "
               f"(ratio {small / large:.2f}; medians of {repeat} runs)", ""]
     text = "\n".join(lines)
     print(text)
     if not args.quick:
-        (HERE / "results.md").write_text(text)
+        (HERE / ("results-small.md" if args.small else "results.md")).write_text(text)
 
 
 if __name__ == "__main__":

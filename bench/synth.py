@@ -21,9 +21,12 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import synth_dense as dense
 import synth_formats as f
 
-FAULTS = ("xid79", "gpu_oom", "exception", "divergence", "ib", "missing_node", "straggler", "host_oom", "none")
+FAULTS = ("xid79", "gpu_oom", "exception", "divergence", "ib", "missing_node", "straggler", "host_oom",
+          "opcount_behind", "none")
+MODES = ("sparse", "coll", "transport")  # sparse: one communicator's COLL lines; the others: synth_dense
 T0 = datetime(2026, 11, 22, 1, 0, 0)
 NEVER_SEEN_SHARE = 0.25  # as nccllens.analyses.collectives (the synthesiser does not import nccllens)
 TIMEOUT_MS = 600_000
@@ -36,8 +39,8 @@ def _size(text: str) -> int:
 
 class Job:
     def __init__(self, ranks: int, hosts: int, fault: str, seed: int, per_rank_bytes: int = 0,
-                 torch: str = "2.4", nccl: str = "2.21"):
-        self.n, self.h, self.fault = ranks, hosts, fault
+                 torch: str = "2.4", nccl: str = "2.21", mode: str = "sparse"):
+        self.n, self.h, self.fault, self.mode = ranks, hosts, fault, mode
         self.torch, self.nccl = torch, nccl
         self.local = ranks // hosts
         rnd = random.Random(seed)
@@ -48,6 +51,7 @@ class Job:
         self.t_fault = T0 + timedelta(minutes=30)
         self.comm_id = f"{rnd.getrandbits(64):016x}"
         self.run_suffix = f"{rnd.getrandbits(32):08x}"  # torchrun's <run_id>_<random> folder
+        self.per_rank_bytes = per_rank_bytes
 
     def host(self, i: int) -> str:
         return f"gpu-node-{i:03d}"
@@ -77,11 +81,40 @@ class Job:
             "missing_node": (missing, node, []),
             "straggler": ("straggler", node, [bad_host]),
             "host_oom": ("host_oom", [bad_rank], [bad_host]),
+            # absent from the collective the others wait in (AN-COLLECTIVE-ABSENT; AN-OPCOUNT-BEHIND agrees)
+            "opcount_behind": ("rank_divergence", [bad_rank], [bad_host]),
             "none": ("none", [], []),
         }[self.fault]
 
 
+def _stop(job: Job, rank: int) -> int:
+    """The rank's last collective: the one everybody times out in, one before it for a rank that failed."""
+    if job.fault in ("xid79", "gpu_oom", "exception", "host_oom", "opcount_behind") and rank == job.bad_rank:
+        return job.fail_seq - 1
+    return job.fail_seq + 50 if job.fault == "none" else job.fail_seq
+
+
+def _write_dense_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> None:
+    hi, dev = divmod(rank, job.local)
+    host, pid = job.host(hi), job.pid(rank)
+    pre = f.nccl_prefix(host, pid, pid, dev)
+    lines = dense.init_lines(job, rank, dev, pre, job.ip(hi))
+    budget = max(1, int(per_rank_bytes * 0.85) // (190 if job.mode == "coll" else 100))  # lines; progress: the rest
+    if job.mode == "coll":
+        lines += dense.coll_body(job, rank, pre, max(1, budget * 4 // 9), _stop(job, rank))
+    else:
+        lines += dense.transport_body(job, rank, dev, pre, budget)
+        lines += [dense.coll_line(pre, op, dense.comms(job, rank)[0][0], job.n)
+                  for op in range(max(1, _stop(job, rank) - 20), _stop(job, rank) + 1)]
+    with open(out / host / f"nccl.{host}.{pid}.log", "w") as fh:
+        fh.write(f.MARK)
+        fh.write("\n".join(lines) + "\n")
+
+
 def _write_rank_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> None:
+    if job.mode != "sparse":
+        _write_dense_nccl(job, rank, out, per_rank_bytes)
+        return
     hi, dev = divmod(rank, job.local)
     host, pid = job.host(hi), job.pid(rank)
     comm = f"0x55d0c8{rank % 4096:04x}0"
@@ -89,11 +122,7 @@ def _write_rank_nccl(job: Job, rank: int, out: Path, per_rank_bytes: int) -> Non
     with open(out / host / f"nccl.{host}.{pid}.log", "w") as fh:
         fh.write(f.MARK)
         fh.write("\n".join(lines) + "\n")
-        stop = job.fail_seq
-        if job.fault in ("xid79", "gpu_oom", "exception", "host_oom") and rank == job.bad_rank:
-            stop = job.fail_seq - 1
-        if job.fault == "none":
-            stop = job.fail_seq + 50
+        stop = _stop(job, rank)
         line_bytes = len(f.nccl_coll(host, pid, dev, 1, comm, job.n)) + 1
         ops = max(1, per_rank_bytes // line_bytes)  # the last `ops` collectives before the stop
         first = max(1, stop - ops + 1)
@@ -125,7 +154,11 @@ def _console(job: Job, hi: int, late: timedelta) -> tuple[list[str], dict[int, l
     ranks = range(hi * job.local, (hi + 1) * job.local)
     err: dict[int, list[str]] = {r: [] for r in ranks}
     out: dict[int, list[str]] = {r: [] for r in ranks}
-    if hi == job.h - 1:
+    if job.mode != "sparse":  # every rank's progress, ~15% of the lines
+        count = max(2, int(job.per_rank_bytes * 0.15) // 45)
+        for rank in ranks:
+            out[rank] += dense.progress(rank, range(10, 10 * count + 1, 10), tv)
+    elif hi == job.h - 1:
         last = job.n - 1
         pre = f.excepthook_prefix(last, tv)  # the training script's own print, as the job's consoles show it
         out[last] += [f"{pre}step {step} loss {2.0 + 1.0 / step:.4f}" for step in range(100, 1001, 100)]
@@ -140,7 +173,7 @@ def _console(job: Job, hi: int, late: timedelta) -> tuple[list[str], dict[int, l
             err[rank] += f.traceback(rank, exc, [("/workspace/train.py", 212, "<module>", "main()"),
                                                  ("/workspace/train.py", 187, "main", "loss = step(model, batch)")], tv)
             continue
-        if rank == job.bad_rank and job.fault in ("xid79", "host_oom"):
+        if rank == job.bad_rank and job.fault in ("xid79", "host_oom", "opcount_behind"):
             continue
         op = "BROADCAST" if (job.fault == "divergence" and rank == job.bad_rank) else "ALLREDUCE"
         err[rank] += f.watchdog(rank, watch_t, job.fail_seq, op, TIMEOUT_MS, job.fail_seq - 1, tv)
@@ -187,13 +220,16 @@ def _write_node_output(job: Job, hi: int, host_dir: Path, late: timedelta, log_d
         (rank_dir / "stdout.log").write_text(f.MARK + "".join(x + "\n" for x in out[rank]))
 
 
-NEEDS = {"divergence": (2, 1), "missing_node": (2, 2), "straggler": (2, 2), "ib": (2, 2)}  # fault: (ranks, hosts)
+NEEDS = {"divergence": (2, 1), "missing_node": (2, 2), "straggler": (2, 2), "ib": (2, 2),
+         "opcount_behind": (3, 1)}  # fault: (ranks, hosts)
 
 
-def check_job(ranks: int, hosts: int, fault: str) -> str | None:
+def check_job(ranks: int, hosts: int, fault: str, mode: str = "sparse") -> str | None:
     """Why these cannot make a job with this fault (None when they can)."""
     if fault not in FAULTS:
         return f"unknown fault {fault!r} (one of {', '.join(FAULTS)})"
+    if mode not in MODES:
+        return f"unknown mode {mode!r} (one of {', '.join(MODES)})"
     if hosts < 1 or ranks < hosts or ranks % hosts:
         return f"{ranks} ranks cannot be spread evenly over {hosts} host(s)"
     need_ranks, need_hosts = NEEDS.get(fault, (1, 1))
@@ -203,12 +239,12 @@ def check_job(ranks: int, hosts: int, fault: str) -> str | None:
 
 
 def write_job(out: Path, ranks: int, hosts: int, fault: str, total_bytes: int, seed: int = 7, torch: str = "2.4",
-              nccl: str = "2.21", log_dir: bool = False, tee: bool = False) -> Path:
-    problem = check_job(ranks, hosts, fault)
+              nccl: str = "2.21", log_dir: bool = False, tee: bool = False, mode: str = "sparse") -> Path:
+    problem = check_job(ranks, hosts, fault, mode)
     if problem:
         raise ValueError(problem)
     per_rank = total_bytes // max(ranks, 1)
-    job = Job(ranks, hosts, fault, seed, per_rank, torch, nccl)
+    job = Job(ranks, hosts, fault, seed, per_rank, torch, nccl, mode)
     for hi in range(hosts):
         if fault == "missing_node" and hi == job.bad_host:
             continue
@@ -239,13 +275,15 @@ def main() -> None:
     ap.add_argument("--torch", choices=f.TORCH, default="2.4", help="PyTorch format generation (first version of it)")
     ap.add_argument("--nccl", choices=f.NCCL, default="2.21", help="NCCL format generation (first version of it)")
     ap.add_argument("--log-dir", action="store_true", help="workers' output in torchrun --log-dir trees")
+    ap.add_argument("--mode", choices=MODES, default="sparse", help="coll: COLL lines on three communicators per "
+                    "rank; transport: channel storms from many communicator inits (both with progress lines)")
     ap.add_argument("--tee", action="store_true", help="workers' output also on the console, as torchrun --tee 3 shows "
                     "it ([default<local_rank>]: before each line)")
     a = ap.parse_args()
-    problem = check_job(a.ranks, a.hosts, a.fault)
+    problem = check_job(a.ranks, a.hosts, a.fault, a.mode)
     if problem:
         ap.error(problem)
-    write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed, a.torch, a.nccl, a.log_dir, a.tee)
+    write_job(a.out, a.ranks, a.hosts, a.fault, _size(a.bytes), a.seed, a.torch, a.nccl, a.log_dir, a.tee, a.mode)
 
 
 if __name__ == "__main__":

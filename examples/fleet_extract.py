@@ -30,8 +30,9 @@ import nccllens
 from nccllens.analysis import Options, load_rules
 from nccllens.events import EVENTS_SCHEMA_VERSION
 from nccllens.ingest.sources import BLOCK, Source
-from nccllens.pipeline import combined_prefilter, extract_source, pattern_groups
+from nccllens.pipeline import combined_prefilter, extract_source_tables, pattern_groups
 from nccllens.report.json_out import render
+from nccllens.summaries import to_json
 
 SHARD_METADATA = {"nccllens.events_schema_version": str(EVENTS_SCHEMA_VERSION)}
 
@@ -57,10 +58,12 @@ def _reader(url: str):
 def extract_to_shard(task: tuple[int, str, str, tuple[str, ...], tuple[str, ...]]) -> dict:
     """Runs on a worker: one log file in, one Parquet shard out (none when the file has no events)."""
     index, url, shards, pattern, rule_patterns = task
-    events, info = extract_source(Source(url, _reader(url)), pattern, rule_patterns)
+    events, info, summaries = extract_source_tables(Source(url, _reader(url)), pattern, rule_patterns)
     if events.height:
+        # the dense families' summary rows (schema version 2) travel in the shard's metadata
+        meta = {**SHARD_METADATA, **({"nccllens.summaries": to_json(summaries)} if summaries.height else {})}
         with fsspec.open(f"{shards.rstrip('/')}/events-{index:06d}.parquet", "wb") as fh:
-            events.write_parquet(fh, metadata=SHARD_METADATA)
+            events.write_parquet(fh, metadata=meta)
     return {"file": url, "lines": info.lines, "events": events.height, "skipped": info.skipped}
 
 

@@ -32,7 +32,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
                  select: Sequence[str] = (), ignore: Sequence[str] = (), host: str | None = None,
                  rank: int | None = None, progress=None) -> Report:
     from nccllens.engine import evaluate, finding_from_hit
-    from nccllens.pipeline import extract
+    from nccllens.pipeline import extract_tables
     from nccllens.ranking import rank_findings
     from nccllens.timeline import normalize
 
@@ -40,8 +40,8 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         paths = [paths]
     options = Options(lang, rules_dirs, select, ignore, host, rank)
     rules = load_rules(options)
-    events, inputs = extract(list(paths), [r.match.pattern for r in rules if r.match.pattern], host, rank,
-                             progress=progress)
+    events, inputs, summaries = extract_tables(list(paths), [r.match.pattern for r in rules if r.match.pattern],
+                                               host, rank, progress=progress)
     hits = evaluate(rules, events)
     findings = [finding_from_hit(hit, lang) for hit in hits]
     table = normalize(events)  # once: the analyses, the job model and the ranking all read it
@@ -49,7 +49,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     try:
         from nccllens.analyses import run_all
 
-        findings += run_all(table, lang, job, ranks)
+        findings += run_all(table, lang, job, ranks, summaries=summaries)
     except ImportError:
         pass
     findings += _ends_connecting(table, lang)

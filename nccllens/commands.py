@@ -137,17 +137,19 @@ def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str 
 def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
     from nccllens.analysis import Options, load_rules
     from nccllens.event_io import filter_events, show, write_events
-    from nccllens.pipeline import extract
+    from nccllens.pipeline import extract_tables
 
     # the rules' patterns too: lines only a rule keeps must reach the table (and its Parquet shards)
     patterns = [r.match.pattern for r in load_rules(Options()) if r.match.pattern]
-    table, _ = extract(paths, patterns, host=host)
+    table, _, summaries = extract_tables(paths, patterns, host=host)
     table = filter_events(table, kinds, ranks)
+    if ranks:
+        summaries = summaries.filter(summaries["rank"].is_in(ranks))
     if output is None:
         sys.stdout.write(show(table))
         return 0
     try:
-        write_events(table, output)
+        write_events(table, output, summaries)
     except (OSError, ValueError) as exc:
         _err(str(exc))
         return 2

@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from nccllens.events import EVENTS_SCHEMA_VERSION, SCHEMA
+from nccllens.summaries import to_json
 
 
 def filter_events(events: pl.DataFrame, kinds: list[str], ranks: list[int]) -> pl.DataFrame:
@@ -32,20 +33,29 @@ def show(events: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_events(events: pl.DataFrame, output: str | Path) -> None:
-    """Write the table; a path ending in / (or an existing folder) gets one Parquet shard per file."""
+def _meta(summaries: pl.DataFrame | None) -> dict[str, str]:
     meta = {"nccllens.events_schema_version": str(EVENTS_SCHEMA_VERSION)}
+    if summaries is not None and summaries.height:
+        meta["nccllens.summaries"] = to_json(summaries)
+    return meta
+
+
+def write_events(events: pl.DataFrame, output: str | Path, summaries: pl.DataFrame | None = None) -> None:
+    """Write the table; a path ending in / (or an existing folder) gets one Parquet shard per file.
+    Parquet output carries the summary table of the dense families (``nccllens.summaries``) in its
+    metadata, each shard its own file's rows."""
     as_dir = str(output).endswith(("/", "\\"))
     output = Path(output)
     if as_dir or output.is_dir():
         output.mkdir(parents=True, exist_ok=True)
-        for i, (_, shard) in enumerate(sorted(events.partition_by("file", as_dict=True).items(),
-                                              key=lambda kv: str(kv[0]))):
-            shard.write_parquet(output / f"events-{i:05d}.parquet", metadata=meta)
+        per_file = {} if summaries is None else summaries.partition_by("file", as_dict=True)
+        for i, (key, shard) in enumerate(sorted(events.partition_by("file", as_dict=True).items(),
+                                                key=lambda kv: str(kv[0]))):
+            shard.write_parquet(output / f"events-{i:05d}.parquet", metadata=_meta(per_file.get(key)))
         return
     suffix = output.suffix.lower()
     if suffix == ".parquet":
-        events.write_parquet(output, metadata=meta)
+        events.write_parquet(output, metadata=_meta(summaries))
     elif suffix == ".csv":
         events.write_csv(output)
     elif suffix in (".jsonl", ".ndjson", ".json"):

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 
 import polars as pl
 
-EVENTS_SCHEMA_VERSION = 1
+EVENTS_SCHEMA_VERSION = 2  # 2: the summary table of the dense families (``nccllens.summaries``) beside it
+READABLE_VERSIONS = ("1", "2")  # a version 1 shard reads as events without summaries
 
 # Columns of few distinct values are Categorical: 4 bytes a row instead of a 16-byte string view plus the
 # text (a file path, repeated on every event of the file). They compare with plain strings (==, is_in),

@@ -20,11 +20,12 @@ def warm_up() -> None:
     load_families()
 
 
-def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile]]:
+def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile], pl.DataFrame]:
     """Worker entry point: a batch of files on disk (picklable arguments only) → one event table for the
-    batch, and what was read of each file."""
+    batch, what was read of each file, and the batch's summary table."""
+    from nccllens import summaries as sm
     from nccllens.ingest.sources import reopen
-    from nccllens.pipeline import _year_for, extract_source
+    from nccllens.pipeline import _year_for, extract_source_tables
     from nccllens.pipeline_batch import extract_small
     from nccllens.prefilter import learn_literals
 
@@ -33,10 +34,11 @@ def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile]]:
         learn_literals(known)
     sources = [reopen(*file) for file in files]
     if len(sources) == 1:
-        results = [extract_source(sources[0], pattern, rule_pattern)]
+        results = [extract_source_tables(sources[0], pattern, rule_pattern)]
     else:
         results = extract_small(sources, pattern, rule_pattern, _year_for)
-    return ev.sort(ev.concat(frame for frame, _ in results)), [info for _, info in results]
+    return (ev.sort(ev.concat(frame for frame, _, _ in results)), [info for _, info, _ in results],
+            sm.concat(summary for _, _, summary in results))
 
 
 BATCH_BYTES = 8 << 20  # a worker's memory follows its batch (16 MiB: ~180 MiB a worker on 4,096 ranks, 8: ~130)
@@ -63,14 +65,17 @@ def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
     return jobs
 
 
-def _reporting(outputs, jobs, sources, total: int, progress) -> tuple[list[pl.DataFrame], dict, bool]:
+def _reporting(outputs, jobs, sources, total: int,
+               progress) -> tuple[list[pl.DataFrame], dict, bool, list[pl.DataFrame]]:
     """Collect job outputs in order, telling ``progress(done_bytes, total_bytes)`` as they finish.
     Event tables are merged as they come (thousands of small frames cost more memory than their rows).
     Each job's table is sorted (``events.sort``); the flag says whether the jobs' files also came in
-    order, in which case their rows together are sorted too."""
-    done, blocks, frames, infos, ordered, last = 0, [], [], {}, True, None
-    for job, (frame, job_infos) in zip(jobs, outputs, strict=True):
+    order, in which case their rows together are sorted too. The jobs' summary tables come last."""
+    done, blocks, frames, infos, ordered, last, summaries = 0, [], [], {}, True, None, []
+    for job, (frame, job_infos, summary) in zip(jobs, outputs, strict=True):
         infos.update(zip(job, job_infos, strict=True))
+        if summary.height:
+            summaries.append(summary)
         if frame.height:
             first, final = frame["file"][0], frame["file"][-1]
             ordered = ordered and first is not None and final is not None and (last is None or last < first)
@@ -84,4 +89,4 @@ def _reporting(outputs, jobs, sources, total: int, progress) -> tuple[list[pl.Da
         done += sum(sources[i].size or 0 for i in job)
         if progress is not None:
             progress(done, total)
-    return blocks + frames, infos, ordered
+    return blocks + frames, infos, ordered, summaries

@@ -10,6 +10,7 @@ Small files are read in batches (``pipeline_batch``); files are spread over proc
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -18,6 +19,7 @@ import polars as pl
 
 from nccllens import events as ev
 from nccllens import plan_cache
+from nccllens import summaries as sm
 from nccllens import workers as workers_mod
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
@@ -25,6 +27,8 @@ from nccllens.ingest.sources import ArchiveLimit, Source, iter_sources
 from nccllens.parallel import _extract_job, _jobs, _reporting
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
+from nccllens.parse.dense import KEY_REGEX, merge
+from nccllens.parse.dense_rows import describe, watch_patterns
 from nccllens.parse.lines import ReadStats, blocks, frame
 from nccllens.parse.masks import index
 from nccllens.parse.pieces import candidate_lines
@@ -33,11 +37,12 @@ from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch
     _follower,
     _lines_of,
     _make_line,
-    _parse_block,
     _Tracked,
     fill_path_hints,
+    kept_rows,
     line_masks,
     mask_targets,
+    parse_block,
     parse_lines,
     parse_survivors,
     survivor_lines,
@@ -55,9 +60,11 @@ from nccllens.report.model import InputFile
 
 
 def combined_prefilter(extra: str | Sequence[str] | None = None) -> Plan:
-    """Every family's PREFILTER and the rules' patterns, unanchored: literal pass, then regex groups."""
+    """Every family's PREFILTER and the rules' patterns, unanchored: literal pass, then regex groups;
+    dense families' lines (``parse.dense``) summarised, and tried only with the patterns that watch them."""
     pats = [unanchor(f.prefilter) for f in load_families()] + [unanchor(p) for p in _as_list(extra)]
-    return plan(pats, pattern_groups)
+    watch = tuple(sorted(watch_patterns(pats).items()))
+    return dataclasses.replace(plan(pats, pattern_groups), dense=KEY_REGEX, watch=watch)
 
 
 def _as_plan(pattern) -> Plan:
@@ -87,19 +94,28 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
     """Read one source and return its events and its inventory entry. Never raises on bad input.
 
     ``pattern`` is ``combined_prefilter(rule_patterns)``; ``rule_pattern`` the rules' patterns (a list,
-    or already grouped by ``pattern_groups``)."""
+    or already grouped by ``pattern_groups``). ``extract_source_tables`` also gives the dense summaries."""
+    events, info, _ = extract_source_tables(source, pattern, rule_pattern, host, rank)
+    return events, info
+
+
+def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns = (), host: str | None = None,
+                          rank: int | None = None) -> tuple[pl.DataFrame, InputFile, pl.DataFrame]:
+    """``extract_source`` with the source's summary table (``nccllens.summaries``) as a third item."""
     pattern = _as_plan(pattern)
     if not (isinstance(rule_pattern, tuple) and all("(?:" in g for g in rule_pattern)):
         rule_pattern = pattern_groups(rule_pattern)
     info = InputFile(path=source.path, skipped=source.skipped, notes=list(source.notes))
     if source.skipped:
-        return ev.empty(), info
+        return ev.empty(), info, sm.empty()
     path_hints = hints_for(source.path)
     hints = PathHints(host or path_hints.host, rank if rank is not None else path_hints.rank,
                       path_hints.local_rank, path_hints.attempt)
     info.host, info.rank = hints.host, hints.rank
     stats = ReadStats()
     rows: list[dict] = []
+    partials: list[pl.DataFrame] = []
+    summary = sm.empty()
     chunks = source.chunks()
     try:
         first = next(chunks, b"")
@@ -107,19 +123,19 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
         info.kind = kind
         if skip:
             info.skipped = skip
-            return ev.empty(), info
+            return ev.empty(), info, summary
         if kind == "events_parquet":
             try:
-                events = _read_shard(first + b"".join(chunks))
+                events, summary = _read_shard(first + b"".join(chunks))
             except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
                 info.skipped = f"not a readable event shard ({str(exc).splitlines()[0][:120]})"
-                return ev.empty(), info
+                return ev.empty(), info, sm.empty()
             info.events = events.height
-            return events, info
+            return events, info, summary
         if kind in ("error_json", "flight_json", "flight_pickle"):
             rows = _special(kind, first, chunks, source.path, hints)
             info.events = len(rows)
-            return ev.from_rows(rows), info
+            return ev.from_rows(rows), info, summary
         ctx = FileContext(path=source.path, host=hints.host, rank=hints.rank, local_rank=hints.local_rank,
                           attempt=hints.attempt, year=_year_for(source))
 
@@ -130,16 +146,19 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
 
         last: tuple[int, str] | None = None
         for line_no, block in blocks(all_chunks(), stats):
-            cand = None if pattern.unfiltered else candidate_lines(block, line_no, pattern.keys, stats)
+            cand = None if pattern.unfiltered else candidate_lines(block, line_no, pattern.keys, stats, pattern.dense)
             if cand is None:
                 df = frame(block, line_no, stats)
                 block_last = df.row(df.height - 1) if df.height else None
             else:
                 df, block_last = cand.frame, cand.last
-            rows.extend(_parse_block(df, pattern, rule_pattern, ctx, hints))
+            block_rows, partial = parse_block(df, pattern, rule_pattern, ctx, hints)
+            rows.extend(block_rows)
+            partials.append(partial)
             last = block_last or last
         if last is not None:
             rows.append(file_end_event(source.path, last[0], last[1], hints))
+        summary = sm.from_rows(describe(merge(partials), source.path, hints))
     except ArchiveLimit as exc:
         stats.note(str(exc))
     except OSError as exc:
@@ -148,23 +167,25 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
     info.notes.extend(stats.notes)
     events = ev.from_rows(fill_path_hints(rows, hints))
     info.events = events.height
-    return events, info
+    return events, info, summary
 
 
-def _read_shard(data: bytes) -> pl.DataFrame:
-    """An event shard written by ``nccllens events -o DIR/`` (so extraction can run elsewhere)."""
+def _read_shard(data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """An event shard written by ``nccllens events -o DIR/`` (so extraction can run elsewhere): its events,
+    and its summaries (schema version 2; a version 1 shard has none)."""
     import io
 
     meta = pl.read_parquet_metadata(io.BytesIO(data))
     version = meta.get("nccllens.events_schema_version")
-    if version is not None and version != str(ev.EVENTS_SCHEMA_VERSION):
-        raise ValueError(f"event shard of schema version {version}; this nccllens reads version "
-                         f"{ev.EVENTS_SCHEMA_VERSION}")
+    if version is not None and version not in ev.READABLE_VERSIONS:
+        raise ValueError(f"event shard of schema version {version}; this nccllens reads versions "
+                         f"{', '.join(ev.READABLE_VERSIONS)}")
     table = pl.read_parquet(io.BytesIO(data))
     missing = [c for c in ev.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"not an nccllens event shard (missing columns: {', '.join(missing[:5])})")
-    return table.select(ev.COLUMNS).cast(ev.SCHEMA)
+    summary = sm.from_json(meta["nccllens.summaries"]) if meta.get("nccllens.summaries") else sm.empty()
+    return table.select(ev.COLUMNS).cast(ev.SCHEMA), summary
 
 
 def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: PathHints) -> list[dict]:
@@ -211,6 +232,14 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
             rank: int | None = None, workers: int | None = None,
             progress=None) -> tuple[pl.DataFrame, list[InputFile]]:
     """Extract events from every source under ``paths``; files are spread over worker processes."""
+    events, infos, _ = extract_tables(paths, rule_pattern, host, rank, workers, progress)
+    return events, infos
+
+
+def extract_tables(paths: list[str], rule_pattern: str | Sequence[str] | None = None, host: str | None = None,
+                   rank: int | None = None, workers: int | None = None,
+                   progress=None) -> tuple[pl.DataFrame, list[InputFile], pl.DataFrame]:
+    """``extract`` with the summary table of the dense families (``nccllens.summaries``) as a third item."""
     from nccllens.attribution import attribute
 
     sources = list(iter_sources(paths))
@@ -229,20 +258,22 @@ def extract(paths: list[str], rule_pattern: str | Sequence[str] | None = None, h
         args = [([(sources[i].path, sources[i].fs_path, sources[i].size) for i in job], pattern, rule_pattern,
                  known if k < 4 * workers else None) for k, job in enumerate(jobs)]
         outputs = pool.map(_extract_job, args) if pool else map(_extract_job, args)
-        frames, done, ordered = _reporting(outputs, jobs, sources, total, progress)
+        frames, done, ordered, summaries = _reporting(outputs, jobs, sources, total, progress)
     infos: list[InputFile] = []
     for i, source in enumerate(sources):
         if i not in done:
             # --host/--rank describe standard input, which has no path to learn them from
             stdin = source.path == "<stdin>"
-            frame, info = extract_source(source, pattern, rule_pattern, host if stdin else None,
-                                         rank if stdin else None)
+            frame, info, summary = extract_source_tables(source, pattern, rule_pattern, host if stdin else None,
+                                                         rank if stdin else None)
             frames.append(frame)
+            summaries.append(summary)
             ordered = ordered and not frame.height
             done[i] = info
         infos.append(done[i])
     events = attribute(ev.assemble(frames))  # one contiguous copy here, not one in every later analysis
-    return (events if ordered else ev.sort(events)), infos
+    events = events if ordered else ev.sort(events)
+    return events, infos, sm.attribute(sm.concat(summaries), events)
 
 
 def events_from_text(text: str, name: str = "<example>",

@@ -10,13 +10,15 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens import events as ev
+from nccllens import summaries as sm
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import Source
 from nccllens.parse.base import FileContext, Line
+from nccllens.parse.dense_rows import describe
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
-from nccllens.prefilter import Plan, survivors
+from nccllens.prefilter import Plan
 from nccllens.report.model import InputFile
 
 SMALL = 4 << 20  # files up to this size are batched (per-call regex and automaton set-up is paid per batch)
@@ -37,21 +39,23 @@ def _clean(data: bytes, info: InputFile) -> bytes:
 
 
 def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str, ...],
-                  year_for) -> list[tuple[pl.DataFrame, InputFile]]:
-    """Extract a batch of small plain files; anything unusual goes through ``extract_source``."""
+                  year_for) -> list[tuple[pl.DataFrame, InputFile, pl.DataFrame]]:
+    """Extract a batch of small plain files; anything unusual goes through ``extract_source_tables``.
+    Each file's result is (events, inventory entry, summaries); the batch's events and summaries are all
+    in its first file's result."""
     from nccllens.parse.prefixes import SAMPLE
     from nccllens.parse.survivors import fill_path_hints, with_file_facts
     from nccllens.pipeline import (
         _follower,
-        extract_source,
+        extract_source_tables,
         file_end_event,
+        kept_rows,
         line_masks,
-        matches,
         parse_lines,
         survivor_lines,
     )
 
-    results: list[tuple[pl.DataFrame, InputFile] | None] = [None] * len(sources)
+    results: list[tuple[pl.DataFrame, InputFile, pl.DataFrame] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []
     hints_of: dict[int, PathHints] = {}
     for i, src in enumerate(sources):
@@ -61,7 +65,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             data = None
         kind, skip = classify(src.path, data[:65536]) if data is not None else ("log", "unreadable")
         if data is None or kind != "log" or skip:
-            results[i] = extract_source(src, pattern, rule_pattern)
+            results[i] = extract_source_tables(src, pattern, rule_pattern)
             continue
         hints = hints_of[i] = hints_for(src.path)
         info = InputFile(path=src.path, kind="log", host=hints.host, rank=hints.rank)
@@ -70,7 +74,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     if batch:
         # plain UTF-8 files (the usual case) go straight to the coarse pass; otherwise clean them first
         cand = None if pattern.unfiltered else candidate_lines_many([d for _, d, _ in batch], 1, pattern.keys,
-                                                                    ReadStats())
+                                                                    ReadStats(), pattern.dense)
         if cand is None:
             batch = [(i, _clean(data, info), info) for i, data, info in batch]
         else:  # the candidates hold all that is needed of the files: let their text go
@@ -87,9 +91,9 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         big = big.with_row_index("row")
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
-        kept = survivors(big, pattern, matches)
-        owner = (start_s.search_sorted(kept["line"], side="right") - 1).alias("owner")
-        by_owner = kept.with_columns(owner).partition_by("owner", as_dict=True, include_key=False)
+        owner = (start_s.search_sorted(big["line"], side="right") - 1).alias("owner")
+        kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",))
+        by_owner = kept.partition_by("owner", as_dict=True, include_key=False)
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
@@ -123,8 +127,10 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
             fill_path_hints(rows[before:], hints)
             info.events = len(rows) - before
-            results[i] = (ev.empty(), info)
-        if rows:  # one table for the whole batch: building a frame per small file costs more than reading it
+            results[i] = (ev.empty(), info, sm.empty())
+        files = {k: (sources[i].path, hints_of[i], starts[k] - 1) for k, (i, _, _) in enumerate(batch)}
+        summary_rows = describe(partial, "", None, files=files) if partial.height else []
+        if rows or summary_rows:  # one table for the batch: building a frame per small file costs more than reading it
             i0 = batch[0][0]
-            results[i0] = (ev.from_rows(rows), results[i0][1])
+            results[i0] = (ev.from_rows(rows), results[i0][1], sm.from_rows(summary_rows))
     return results  # type: ignore[return-value]

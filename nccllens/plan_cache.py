@@ -14,11 +14,11 @@ import functools
 from pathlib import Path
 
 from nccllens import cache_files, prefilter, prefilter_keys
-from nccllens.parse import masks
+from nccllens.parse import dense_rows, masks
 
 MAX_PATTERNS = 20_000  # past this many patterns (many custom rule sets) the cache is no longer extended
 MAX_GROUPS = 16  # key choices kept (one per set of literals: per rule set); the oldest go first
-_CODE = (prefilter, prefilter_keys, masks)  # the modules whose code decides the cached results
+_CODE = (prefilter, prefilter_keys, masks, dense_rows)  # the modules whose code decides the cached results
 
 
 @functools.lru_cache(maxsize=1)
@@ -55,7 +55,14 @@ def _groups(data) -> dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ..
     return out
 
 
-_held: tuple[int, int] | None = None  # what the cache held when this process read it (None: not read)
+def _watch(data) -> dict[str, dict[str, str]]:
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, dict) and all(
+            isinstance(f, str) and isinstance(r, str) for f, r in v.items()) for k, v in data.items()):
+        raise ValueError("bad watch entry")
+    return data
+
+
+_held: tuple[int, int, int] | None = None  # what the cache held when this process read it (None: not read)
 
 
 def load() -> None:
@@ -63,31 +70,34 @@ def load() -> None:
     global _held
     if _held is not None:
         return
-    _held = (0, 0)
+    _held = (0, 0, 0)
     path = _path()
     if path is None:
         return
     try:
         data = cache_files.read_json(path)
         literals, groups = _literals(data["literals"]), _groups(data["groups"])
+        watch = _watch(data.get("watch", {}))
     except (ValueError, KeyError, TypeError):
         return
     prefilter.learn_literals(literals)
     prefilter_keys.learn_groups(groups)
-    _held = (len(literals), len(groups))
+    dense_rows.learn_watch(watch)
+    _held = (len(literals), len(groups), len(watch))
 
 
 def save() -> None:
     """Write what this process knows, if it learnt something the cache did not hold."""
     global _held
-    literals, groups = prefilter.known_literals(), prefilter_keys.known_groups()
-    if _held is None or (len(literals), len(groups)) <= _held or len(literals) > MAX_PATTERNS:
+    literals, groups, watch = prefilter.known_literals(), prefilter_keys.known_groups(), dense_rows.known_watch()
+    if _held is None or (len(literals), len(groups), len(watch)) <= _held or len(literals) > MAX_PATTERNS:
         return
     path = _path()
     if path is None:
         return
     data = {"literals": {p: [None if f is None else sorted(f), ci] for p, (f, ci) in sorted(literals.items())},
             # in the order learnt (the cache's first, then this run's): the newest MAX_GROUPS are kept
-            "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]]}
+            "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]],
+            "watch": dict(list(watch.items())[-MAX_GROUPS:])}
     if cache_files.write_json(path, data):
-        _held = (len(literals), len(groups))
+        _held = (len(literals), len(groups), len(watch))

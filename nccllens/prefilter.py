@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 MIN_LITERAL = 3  # a literal shorter than this is too common to filter with
-_FLAGS = re.compile(r"^\(\?[a-zA-Z]+\)")  # a leading inline-flag group applies to every branch
+FLAGS = re.compile(r"^\(\?[a-zA-Z]+\)")  # a leading inline-flag group applies to every branch
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class Plan:
     literals_nocase: tuple[str, ...]  # lower-cased literals of (?i) patterns
     unfiltered: tuple[str, ...]  # regex groups run on every line
     keys: tuple[str, ...] = ()  # coarse first pass (``prefilter_keys``): a piece with no key has no literal
+    dense: str | None = None  # coarse pass: a piece this finds in holds a dense family's line (``parse.dense``)
+    watch: tuple[tuple[str, str], ...] = ()  # (dense family, the patterns that could match its lines)
 
 
 def _score(options: frozenset[str]) -> tuple[int, int]:
@@ -109,7 +111,7 @@ def _structure(pattern: str):
         i += 1
 
 
-def _top_branches(pattern: str) -> list[str]:
+def top_branches(pattern: str) -> list[str]:
     """Split a pattern at its top-level ``|`` (outside groups and classes)."""
     parts, start = [], 0
     for i, ch, depth in _structure(pattern):
@@ -164,7 +166,7 @@ def plan(patterns: list[str], group) -> Plan:
     nocase: set[str] = set()
     unfiltered: list[str] = []
     for pattern in patterns:
-        branches = [pattern] if _FLAGS.match(pattern) else _top_branches(pattern)
+        branches = [pattern] if FLAGS.match(pattern) else top_branches(pattern)
         for branch in branches:
             found, ci = literals_of(branch)
             if found is None:

@@ -25,7 +25,7 @@ import nccllens
 from nccllens.analysis import Options, load_rules
 from nccllens.event_io import write_events
 from nccllens.ingest.sources import iter_sources
-from nccllens.pipeline import combined_prefilter, extract_source, pattern_groups
+from nccllens.pipeline import combined_prefilter, extract_source_tables, pattern_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fleet_extract.py"
@@ -57,9 +57,9 @@ def _shard_per_file(logs: Path, shards: Path) -> int:
     rule_patterns = pattern_groups(rule_patterns)  # grouped once, not once per file
     written = 0
     for i, source in enumerate(iter_sources([str(logs)])):
-        events, _ = extract_source(source, pattern, rule_patterns)
+        events, _, summaries = extract_source_tables(source, pattern, rule_patterns)
         if events.height:
-            write_events(events, shards / f"events-{i:05d}.parquet")
+            write_events(events, shards / f"events-{i:05d}.parquet", summaries)
             written += 1
     return written
 
@@ -88,13 +88,33 @@ def test_per_file_shards_give_the_same_report_as_the_logs(corpus, direct, tmp_pa
     assert {i.kind for i in via.inputs} == {"events_parquet"}
 
 
-def test_shards_carry_the_schema_version(corpus, tmp_path):
+def test_shards_carry_the_schema_version_and_the_summaries(corpus, tmp_path):
+    from nccllens.pipeline import extract_tables
+
     shards = tmp_path / "shards"
     shards.mkdir()
     _shard_per_file(corpus, shards)
     shard = sorted(shards.iterdir())[0]
-    assert pl.read_parquet_metadata(shard)["nccllens.events_schema_version"] == "1"
+    assert pl.read_parquet_metadata(shard)["nccllens.events_schema_version"] == "2"
     assert pl.read_parquet_schema(shard)["rank"] == pl.Int32()
+    # the per-rank COLL summaries travel in the shards' metadata and come back as the logs give them
+    direct = extract_tables([str(corpus)], workers=0)[2]
+    via = extract_tables([str(shards)], workers=0)[2]
+    assert direct.filter(pl.col("family") == "nccl.coll").height == 8
+    assert via.equals(direct)
+
+
+def test_version_1_shards_still_read(corpus, tmp_path):
+    """A shard written before the summaries existed: its events, no summaries, the same findings."""
+    shards = tmp_path / "v1"
+    shards.mkdir()
+    _shard_per_file(corpus, shards)
+    for shard in shards.iterdir():
+        table = pl.read_parquet(shard)
+        table.write_parquet(shard, metadata={"nccllens.events_schema_version": "1"})
+    via = nccllens.analyze(str(shards))
+    assert via.verdict.category == "gpu_hardware"
+    assert {i.kind for i in via.inputs} == {"events_parquet"}
 
 
 def test_the_wrapper_fixture_has_a_line_only_a_rule_keeps():

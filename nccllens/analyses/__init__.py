@@ -14,9 +14,10 @@ PROBLEMS: list[str] = []  # analyses that raised (a bug): reported by tests, nev
 
 
 def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
-            status: list[RankStatus] | None = None) -> list[Finding]:
+            status: list[RankStatus] | None = None, summaries: pl.DataFrame | None = None) -> list[Finding]:
     """Every analysis's findings. ``job`` and ``status`` are ``build_job(events)`` and
-    ``rank_status(events, job)`` when the caller has them already (``run_analysis`` does)."""
+    ``rank_status(events, job)`` when the caller has them already (``run_analysis`` does); ``summaries``
+    is the summary table of the dense families (``nccllens.summaries``), when the caller has one."""
     from nccllens.analyses import (
         activity,
         collectives,
@@ -26,6 +27,8 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         flight_dumps,
         masked_exit,
         missing,
+        opcounts,
+        progress,
         stragglers,
     )
     from nccllens.job import build_job, rank_hosts, rank_status, world_size
@@ -68,6 +71,13 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         lambda: config_diff.transport_mismatch(events, lang),
         lambda: masked_exit.masked_exit(events, lang),
     ]
+    if summaries is not None and summaries.height:
+        steps += [
+            lambda: opcounts.behind(summaries, events, hosts, lang),
+            lambda: opcounts.divergence(summaries, events, hosts, lang),
+            lambda: progress.stopped_first(summaries, events, hosts, lang),
+            lambda: progress.socket_fallback(summaries, events, lang),
+        ]
     for step in steps:
         try:
             found += step()

@@ -21,7 +21,8 @@ from nccllens.report.model import Finding
 # Analyses that say WHERE a failure shows (which rank is absent or silent), not WHY: any cause on
 # the same rank or host (an Xid, an OOM kill, an exception) explains them.
 LOCATORS = ("AN-COLLECTIVE-ABSENT", "AN-SILENT-RANK", "AN-FLIGHT-MISSING", "AN-FLIGHT-LATE", "AN-FLIGHT-GLOO-BEHIND",
-            "AN-FLIGHT-NO-DUMP", "AN-FRTRACE-MISSING-RANKS", "AN-FRTRACE-MISSING-DUMPS")
+            "AN-FLIGHT-NO-DUMP", "AN-FRTRACE-MISSING-RANKS", "AN-FRTRACE-MISSING-DUMPS", "AN-OPCOUNT-BEHIND",
+            "AN-PROGRESS-STOPPED")
 
 
 @cache
@@ -71,6 +72,31 @@ def majority(values: Mapping[Hashable, Hashable]) -> tuple[Hashable | None, list
         return None, sorted(values)
     top = counts[0][0]
     return top, sorted(k for k, v in values.items() if v != top)
+
+
+def summary_evidence(rows: pl.DataFrame) -> pl.DataFrame:
+    """Summary rows (``nccllens.summaries``) as evidence: each group's last line, where and when it was."""
+    rank = pl.col("member") if "member" in rows.columns else pl.col("rank")
+    return rows.select(pl.col("file"), pl.col("last_line").alias("line"), pl.col("raw"),
+                       pl.lit(None, pl.String).alias("message"), rank.cast(pl.Int32).alias("rank"), pl.col("host"),
+                       pl.col("last_ts").alias("ts"))
+
+
+ALIVE_LINES = 2  # lines after a summary group's last line that show its process went on
+
+
+def alive_after(summaries: pl.DataFrame, events: pl.DataFrame, rows: pl.DataFrame) -> set[int]:
+    """The ranks (``member``) of summary ``rows`` that were still alive after their group's last line: their
+    file goes on for ``ALIVE_LINES`` more lines, or their training progress is later than that line."""
+    ends = events.filter(pl.col("kind") == "other.file_end").select("file", pl.col("line").alias("end"))
+    later = rows.join(ends, on="file", how="left").filter(pl.col("end") >= pl.col("last_line") + ALIVE_LINES)
+    alive = {int(r) for r in later["member"]}
+    stamped = rows.select("member", pl.col("last_ts").alias("at")).drop_nulls()
+    if stamped.height:
+        prog = summaries.filter((pl.col("family") == "progress") & pl.col("rank").is_not_null())
+        moved = prog.join(stamped, left_on="rank", right_on="member").filter(pl.col("at") < pl.col("last_ts"))
+        alive |= {int(r) for r in moved["rank"]}
+    return alive
 
 
 def hosts_of(ranks, rank_hosts: Mapping[int, str]) -> list[str]:

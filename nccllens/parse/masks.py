@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from nccllens.prefilter import _FLAGS, _top_branches, closes_at_end, compiled, literals_of
+from nccllens.prefilter import FLAGS, closes_at_end, compiled, literals_of, top_branches
 
 _SCOPED = re.compile(r"^\(\?([a-zA-Z]+):(.*)\)$", re.S)
 
@@ -30,10 +30,10 @@ class _Index:
 
 def _branches(pattern: str) -> list[str]:
     """Top-level branches; a rule group's ``(?:(?i:...))`` wrapper is dropped so its flags show."""
-    if _FLAGS.match(pattern):
+    if FLAGS.match(pattern):
         return [pattern]
     out = []
-    for b in _top_branches(pattern):
+    for b in top_branches(pattern):
         while b.startswith("(?:(?") and closes_at_end(b) and closes_at_end(b[3:-1]):
             b = b[3:-1]
         out.append(b)

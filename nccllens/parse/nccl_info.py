@@ -6,8 +6,8 @@ The same patterns, with their group names removed, form this family's prefilter,
 this module parses is one the prefilter keeps. Patterns compile in both Python ``re`` and Rust
 ``regex``: no look-around, no back-references.
 
-Left out on purpose (per-channel or per-operation chatter): ring/tree dumps, ``Channel`` lines
-other than channel 00's network send, COLL ``opCount`` lines, topology dumps.
+Left out on purpose (per-channel or per-operation chatter): ring/tree dumps, ``Channel`` transport
+lines, COLL ``opCount`` lines (all summarised per process instead: ``parse.dense``), topology dumps.
 """
 
 from __future__ import annotations
@@ -74,10 +74,6 @@ def _backtrace(m: re.Match) -> dict:
             "detail": m["errno"]}
 
 
-def _channel(m: re.Match) -> dict:
-    return {"key": "via", "value": m["via"], "peer": f"rank {m['dst']}"}
-
-
 def _ras(m: re.Match) -> dict:
     return {"peer": m["peer"] or m["peer2"]}
 
@@ -134,8 +130,6 @@ BODIES: list[tuple[str, str, Fields]] = [
     ("nccl.info", r"cudaDriverVersion (?P<v>\d+)", _key_value("cudaDriverVersion")),
     ("nccl.info", r"(?P<v>NET/Plugin ?:.*|Initialized NET plugin .*|Assigned NET plugin .*|Using non-device net plugin.*)",
      _key_value("net_plugin")),
-    ("nccl.info", r"Channel 00(?:/\d+)? : \d+\[[0-9a-f]+\] -> (?P<dst>\d+)\[[0-9a-f]+\] (?:\[send\] )?"
-     r"via (?P<via>NET/\S+)", _channel),
     ("nccl.info", r"\[Service thread\] Connection closed by localRank (?P<v>\d+)", _key_value("closed_by_local_rank")),
     ("nccl.info", r"(?:\w+: )?(?:connect to (?P<peer>" + _ADDR + r") returned|Call to connect returned) .*retrying",
      _retry),

@@ -47,15 +47,17 @@ def _cut(buffer: bytes, owner: int, spans: list[tuple[int, int, int]]) -> None:
         pos = end
 
 
-def _chosen(hits: list[bool], owners: list[int]) -> list[int]:
-    """The pieces holding a key and the ``FOLLOW`` pieces after each (within the same buffer)."""
+def _chosen(hits: list[bool], owners: list[int], dense: list[bool] | None = None) -> list[int]:
+    """The pieces holding a key, the ``FOLLOW`` pieces after each (within the same buffer), and the
+    pieces holding a dense family's line (``parse.dense``: summarised, not parsed)."""
     out, until = [], -1
     for i, hit in enumerate(hits):
         if hit:
             until = i + FOLLOW
         elif i > until or owners[i] != owners[i - 1]:
             until = -1
-            continue
+            if not (dense and dense[i]):
+                continue
         out.append(i)
     return out
 
@@ -71,9 +73,10 @@ def _needs_cleaning(buffer: bytes) -> bool:
 
 
 def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str, ...],
-                         stats: ReadStats) -> Candidates | None:
+                         stats: ReadStats, dense: str | None = None) -> Candidates | None:
     """None when a buffer needs the cleaning ``lines.frame`` does (NUL, CR, ANSI escapes, invalid
-    UTF-8) or there are no keys: the caller then reads the buffers whole."""
+    UTF-8) or there are no keys: the caller then reads the buffers whole. Pieces that ``dense`` (a
+    regex) finds in are read too, with ``keyed`` false: their lines hold no prefilter literal."""
     if not keys or any(_needs_cleaning(b) for b in buffers):
         return None
     spans: list[tuple[int, int, int]] = []
@@ -92,9 +95,11 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
     marks = text.to_frame().select(
         hit=pl.any_horizontal([p.str.contains(k) for k in keys]),
         nl=p.str.count_matches("\n", literal=True).cast(pl.UInt32),
+        dense=p.str.contains(dense) if dense else pl.lit(False),
     )
     del text
     counts, hits = marks["nl"].to_list(), marks["hit"].to_list()
+    dense_hits = marks["dense"].to_list() if dense else None
     for i, (k, _, b) in enumerate(spans):
         if buffers[k][b - 1:b] != b"\n":  # a buffer's last line without its newline is a line too
             counts[i] += 1
@@ -105,8 +110,14 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
         line += c
         per_buffer[owners[i]] += c
     stats.lines += line - first_line
-    chosen = _chosen(hits, owners)
-    if chosen:
+    chosen = _chosen(hits, owners, dense_hits)
+    if len(chosen) == len(spans):  # every piece (a dense log): its lines numbered in order, all searched
+        joined = b"".join(_piece(buffers, span) for span in spans)
+        df = pl.read_lines(io.BytesIO(joined), name="raw")
+        del joined
+        df = df.select(pl.int_range(first_line, first_line + df.height, dtype=pl.UInt32).alias("line"), "raw",
+                       pl.lit(True).alias("keyed"))
+    elif chosen:
         joined = b"".join(_piece(buffers, spans[i]) for i in chosen)
         df = pl.read_lines(io.BytesIO(joined), name="raw")
         del joined
@@ -130,6 +141,7 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
 _SCHEMA = {"line": pl.UInt32, "raw": pl.String, "keyed": pl.Boolean}
 
 
-def candidate_lines(block: bytes, first_line: int, keys: tuple[str, ...], stats: ReadStats) -> Candidates | None:
+def candidate_lines(block: bytes, first_line: int, keys: tuple[str, ...], stats: ReadStats,
+                    dense: str | None = None) -> Candidates | None:
     """``candidate_lines_many`` for one block."""
-    return candidate_lines_many([block] if block else [], first_line, keys, stats)
+    return candidate_lines_many([block] if block else [], first_line, keys, stats, dense)

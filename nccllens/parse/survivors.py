@@ -11,6 +11,7 @@ import polars as pl
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
+from nccllens.parse.dense import empty_partial, split
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
 from nccllens.parse.prefixes import SAMPLE, file_facts, split_glued, strip
@@ -156,10 +157,24 @@ def _fill_defaults(event: dict, line: Line | None) -> dict:
     return event
 
 
-def _parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext,
-                 hints: PathHints) -> list[dict]:
+def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(surviving rows, partial dense summaries) of ``df`` (with ``row``): dense rows are summarised and
+    reach the parsers only where a pattern watching their family matches them (``parse.dense``)."""
+    if pattern.dense is None:  # a plan not built by ``combined_prefilter``: no dense family is summarised
+        return survivors(df, pattern, matches), empty_partial({b: df.schema[b] for b in by})
+    rest, wanted, partial = split(df, dict(pattern.watch), by)
+    kept = survivors(rest, pattern, matches)
+    if wanted.height:
+        kept = pl.concat([kept, wanted]).unique("row", keep="first").sort("row")
+    return kept, partial
+
+
+def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext,
+                hints: PathHints) -> tuple[list[dict], pl.DataFrame]:
+    """Event rows and partial dense summaries of one block of a file."""
     df = df.with_row_index("row")
-    return parse_survivors(df, survivors(df, pattern, matches), rule_pattern, ctx, hints)
+    kept, partial = kept_rows(df, pattern)
+    return parse_survivors(df, kept, rule_pattern, ctx, hints), partial
 
 
 WRAP_MIN = 60  # a terminal wraps long lines only

@@ -85,7 +85,7 @@ def test_healthy_log_keeps_well_under_one_percent():
 def test_init_block_keeps_facts_and_drops_channel_chatter():
     kept = [line for line, k in zip(INIT_BLOCK, survivors(INIT_BLOCK), strict=True) if k]
     chatter = [line for line in kept if " Channel " in line]
-    assert chatter == [_NET_SEND]  # one network connection per peer: channel 00's send side
+    assert chatter == []  # transport lines and ring dumps are summarised per process (parse.dense) instead
     assert not any(k for line, k in zip(PER_OP, survivors(PER_OP), strict=True))
     assert not any("Trees [0]" in line or "P2P/CUMEM" in line or "threadThresholds" in line for line in kept)
     events = list(nccl.parse([Line(file="h.log", line=i + 1, raw=s, message=s) for i, s in enumerate(kept)],
@@ -93,9 +93,20 @@ def test_init_block_keeps_facts_and_drops_channel_chatter():
     kinds = {e["kind"] for e in events}
     assert {"nccl.bootstrap", "nccl.version", "nccl.net_ib", "nccl.using_network", "nccl.env", "nccl.init_start",
             "nccl.connected", "nccl.init_complete"} <= kinds
-    (via,) = [e for e in events if e.get("key") == "via"]
-    assert (via["kind"], via["value"], via["peer"]) == ("nccl.info", "NET/Socket/0", "rank 2")
     assert all(e["level"] in ("info", "trace") for e in events)  # a healthy log has no warnings
+
+
+def test_channel_lines_are_summarised_not_parsed():
+    from nccllens.parse.dense import classify
+
+    frame = pl.DataFrame({"raw": INIT_BLOCK + PER_OP[:1]}).with_row_index("row").with_columns(pl.col("row").alias("line"))
+    dense, _ = classify(frame)
+    fams = dict(zip(dense["raw"], dense["fam"], strict=True))
+    assert {line for line in INIT_BLOCK if " Channel " in line or "Trees [" in line} == {
+        line for line, fam in fams.items() if fam in ("nccl.transport", "nccl.graph")}
+    assert fams[_NET_SEND] == "nccl.transport"
+    assert dict(zip(dense["raw"], dense["key"], strict=True))[_NET_SEND] == "NET/Socket/0"
+    assert fams[PER_OP[0]] == "nccl.coll"
 
 
 _FRAGMENTS = st.sampled_from(

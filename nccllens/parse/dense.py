@@ -1,0 +1,187 @@
+"""Dense families, summarised in polars: no line of theirs reaches per-line Python.
+
+Lines a failed job prints by the million (shared/reference/nccl_logs.md §2) are NCCL transport
+lines (``Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA``), ring and tree dumps, per-operation
+lines of ``NCCL_DEBUG_SUBSYS=COLL`` (``AllReduce: opCount 1f sendbuff ... comm 0x... [nranks=8] stream
+...``) and training progress (``step N``, Megatron ``iteration N/``, tqdm bars, HF Trainer dicts).
+Each block's rows are classified by literal tests (a regex only for ring/tree dumps and progress shapes,
+on their few candidates), then aggregated per (family, process, key) with ``group_by``: count, first and
+last line and their text. Only the first and last rows of each group are parsed in Python, once per file
+(``parse.dense_rows``, which also checks their structure).
+
+A dense line is also handed to the family parsers and rules when one of the patterns that could
+match a line of its family (``watch``, built by ``dense_rows.watch_patterns``) matches it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+# COLL lines hold ": opCount ", " sendbuff " and " [nranks="; transport lines "NCCL INFO Channel ", "] -> " and
+# "] via " (literal tests decide them); ring/tree dumps and progress shapes are confirmed by these regexes
+_KV = r"(?:[\s,|]+[\w/.()-]+(?:[:=]\s*|\s+)[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|nan|inf|NaN|Inf)%?)"
+GRAPH = r"NCCL INFO (Trees|Ring|Tree|Channel) (?:\[\d+\] |\d+ : -?\d+ -> |\d+/\d+ :(?: +\d+)+(?: ?\.\.\.)?\s*$)"
+PROGRESS_GATE = r"[Ss]tep|STEP|iteration|it/s[\],]|s/it[\],]|\{'"
+# the whole line after launcher prefixes is the shape: an error that names a step is not progress
+PROGRESS = (r"^(?:\s*(?:\[[^\]]*\](?:<\w+>)?:?|\([^)]*\)|\d+:|[a-z_][\w.-]*:|\d{4}-\d\d-\d\d[T ][\d:.,]+Z?"
+            r"|(?:INFO|WARNING|DEBUG)\b:?|[IWD]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\]|-|\|))*\s*"
+            r"(?:(?P<step>(?:[Ss]tep|STEP)(?:[\s:=\[]+)\d+(?:/\d+)?\]?" + _KV + r"*)"
+            r"|(?P<iteration>iteration\s+\d+\s*/\s*\d+\s*\|(?:\s*[\w\s()/.-]+:\s*[-+\w.]+\s*\|)*)"
+            r"|(?P<tqdm>(?:[\w\s.-]+:\s*)?\d+%\|[^|]*\|\s*\d+/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s?(?:it/s|s/it)"
+            r"(?:,[^\]]*)?\])"
+            r"|(?P<hf>\{'\w+': [-+\w.]+(?:, '\w+': [-+\w.]+)*\}))\s*$")
+PROGRESS_SHAPES = ("step", "iteration", "tqdm", "hf")
+FAMILIES = ("nccl.transport", "nccl.graph", "nccl.coll", "progress")
+# NCCL lines: the process that wrote them (host:pid); progress: the launcher's rank tag, if any
+_NCCL_WHO = r"([^\s:\[\]]+:\d+:)\d+ \["
+_TAG_WHO = r"(\[(?:rank|default)\d+\]|\[\d+,\d+\]<|^\s*\d+: |\(\w+ pid=\d+)"
+KEY_REGEX = r": opCount |\] via |NCCL INFO (?:Channel|Trees|Ring|Tree) |" + PROGRESS_GATE
+
+_PARTIAL = {"fam": pl.String, "who": pl.String, "key": pl.String, "count": pl.UInt32, "first_line": pl.UInt32,
+            "last_line": pl.UInt32, "first_raw": pl.String, "last_raw": pl.String}
+
+
+def empty_partial(extra: dict | None = None) -> pl.DataFrame:
+    return pl.DataFrame(schema={**(extra or {}), **_PARTIAL})
+
+
+def _after(raw: pl.Expr, start: str, stop: str | None = None) -> pl.Expr:
+    """The text after the first ``start`` (up to the next ``stop``): literal searches and a slice, no regex."""
+    a = raw.str.find(start, literal=True) + len(start)
+    if stop is None:
+        return raw.str.slice(a)
+    b = raw.str.find(stop, literal=True)
+    return raw.str.slice(a, b - a)
+
+
+def _who(rows: pl.DataFrame, regex: str) -> pl.DataFrame:
+    """``rows`` with ``who``, the process (or rank tag) of each: where a row starts as the first row of its file
+    (``owner`` in a batch of files) does, that one without a regex (one process per file, the usual case);
+    the other rows extracted one by one."""
+    by = ["owner"] if "owner" in rows.columns else []
+    firsts = rows.group_by(by, maintain_order=True).agg(pl.col("raw").first()) if by else rows.head(1).select("raw")
+    found = [(re.match(regex, text), key) for *key, text in firsts.iter_rows()]
+    heads = pl.DataFrame({**{b: [k[i] for _, k in found] for i, b in enumerate(by)},
+                          "head": [m.group(1) if m else None for m, _ in found]},
+                         schema={**{b: rows.schema[b] for b in by}, "head": pl.String})
+    rows = rows.join(heads, on=by, how="left", maintain_order="left") if by else rows.with_columns(
+        pl.lit(heads["head"][0], pl.String).alias("head"))
+    same = pl.col("raw").str.starts_with(pl.col("head")).fill_null(False)
+    rows = rows.with_columns(same.alias("same"))
+    if rows["same"].all():
+        return rows.with_columns(pl.col("head").alias("who")).drop("head", "same")
+    other = rows.filter(~pl.col("same")).with_columns(pl.col("raw").str.extract(regex, 1).fill_null("").alias("who"))
+    return (pl.concat([rows.filter(pl.col("same")).with_columns(pl.col("head").alias("who")), other])
+            .sort("row").drop("head", "same"))
+
+
+# each family's literal gate: the first literal is searched in every remaining row, the others only in the rows
+# that hold it (COLL and transport lines need nothing more; ring/tree dumps and progress their regex after)
+_GATES: dict[str, tuple[str, ...]] = {
+    "nccl.coll": (": opCount ", " [nranks=", " sendbuff "),
+    "nccl.transport": ("] via ", "] -> ", "NCCL INFO Channel "),
+}
+_GRAPH_GATE = ["NCCL INFO Channel ", "NCCL INFO Trees ", "NCCL INFO Ring ", "NCCL INFO Tree "]
+
+
+def _candidates(rest: pl.DataFrame, fam: str) -> tuple[pl.DataFrame, pl.Series]:
+    """The rows of ``rest`` that pass ``fam``'s gate, and the mask of them in ``rest``."""
+    raw = pl.col("raw")
+    if fam in _GATES:
+        first, *others = _GATES[fam]
+        mask = rest.select(raw.str.contains(first, literal=True)).to_series()
+        if others and mask.any():
+            held = rest.filter(mask).select(pl.all_horizontal([raw.str.contains(t, literal=True) for t in others]))
+            mask = mask.scatter(mask.arg_true(), held.to_series())  # the rows holding the first literal, narrowed
+    elif fam == "nccl.graph":
+        mask = rest.select(raw.str.contains_any(_GRAPH_GATE)).to_series()
+    else:
+        mask = rest.select(raw.str.contains(PROGRESS_GATE)).to_series()
+    return rest.filter(mask), mask
+
+
+def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
+    """The candidate rows ``df`` of ``fam`` that are in it, with ``fam``, ``who`` and ``key`` columns."""
+    raw = pl.col("raw")
+    if fam == "nccl.transport":
+        rows = df.with_columns(_after(raw, "] via ").alias("key"))
+    elif fam == "nccl.coll":
+        rows = df.with_columns(_after(raw, " comm ", " [nranks=").alias("key"))
+    elif fam == "nccl.graph":
+        rows = df.with_columns(raw.str.extract(GRAPH, 1).alias("key")).filter(pl.col("key").is_not_null())
+    else:
+        shapes = raw.str.extract_groups(PROGRESS)
+        key = pl.coalesce([pl.when(shapes.struct.field(s).is_not_null()).then(pl.lit(s)) for s in PROGRESS_SHAPES])
+        rows = df.with_columns(key.alias("key")).filter(pl.col("key").is_not_null())
+    if not rows.height:
+        return df.clear().with_columns(*(pl.lit(None, pl.String).alias(c) for c in ("fam", "who", "key")))
+    rows = _who(rows, _TAG_WHO if fam == "progress" else _NCCL_WHO)
+    return rows.select(*df.columns, pl.lit(fam).alias("fam"), "who", "key")
+
+
+def classify(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the dense rows of ``df`` with ``fam``, ``who`` and ``key`` columns, in row order; the other rows). ``df``
+    has columns ``row``, ``line``, ``raw`` and maybe others. Each family's gate runs on the rows no earlier
+    family took, its regex (if it needs one) on its candidates only."""
+    parts, rest = [], df
+    for fam in ("nccl.coll", "nccl.transport", "nccl.graph", "progress"):
+        if not rest.height:
+            break
+        cand, mask = _candidates(rest, fam)
+        if not cand.height:
+            continue
+        found = _family(cand, fam)
+        if found.height == cand.height:
+            rest = rest.filter(~mask)
+        elif found.height:
+            rest = rest.join(found.select("row"), on="row", how="anti", maintain_order="left")
+        if found.height:
+            parts.append(found)
+    if not parts:
+        return _family(df.clear(), "nccl.coll"), df
+    return (pl.concat(parts).sort("row") if len(parts) > 1 else parts[0]), rest
+
+
+def watched(dense: pl.DataFrame, watch: dict[str, str]) -> pl.DataFrame:
+    """The dense rows that a pattern of their family's ``watch`` matches: these go to the parsers too."""
+    if not dense.height or not watch:
+        return dense.clear()
+    parts = [dense.filter(pl.col("fam") == fam) for fam in watch]  # each family's regex on its own rows only
+    parts = [p.filter(pl.col("raw").str.contains(watch[fam])) for fam, p in zip(watch, parts, strict=True) if p.height]
+    return pl.concat(parts).sort("row") if parts else dense.clear()
+
+
+def aggregate(dense: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Per (``by``…, family, process, key): count, first and last line number and text (rows in line order)."""
+    if not dense.height:
+        return empty_partial({b: dense.schema[b] for b in by})
+    raw = pl.col("raw")
+    return (dense
+            .group_by([*by, "fam", "who", "key"], maintain_order=True)
+            .agg(pl.len().cast(pl.UInt32).alias("count"), pl.col("line").first().alias("first_line"),
+                 pl.col("line").last().alias("last_line"), raw.first().alias("first_raw"),
+                 raw.last().alias("last_raw")))
+
+
+def merge(partials: list[pl.DataFrame], by: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Partial aggregates of several blocks of one file (or batch) as one per group."""
+    parts = [p for p in partials if p.height]
+    if not parts:
+        return empty_partial()
+    if len(parts) == 1:
+        return parts[0]
+    return (pl.concat(parts).sort("first_line")
+            .group_by([*by, "fam", "who", "key"], maintain_order=True)
+            .agg(pl.col("count").sum(), pl.col("first_line").first(), pl.col("last_line").last(),
+                 pl.col("first_raw").first(), pl.col("last_raw").last()))
+
+
+def split(df: pl.DataFrame, watch: dict[str, str], by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame,
+                                                                                   pl.DataFrame]:
+    """``df`` (with ``row``) → (rows that are not dense, dense rows a pattern wants, partial summaries)."""
+    dense, rest = classify(df)
+    if not dense.height:
+        return df, dense.select(df.columns), aggregate(dense, by)
+    return rest, watched(dense, watch).select(df.columns), aggregate(dense, by)

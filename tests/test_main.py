@@ -1,0 +1,65 @@
+"""The installed script's fast path: ``nccllens analyze`` parsed without typer, everything else through typer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nccllens.main import parse_analyze
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "fixtures" / "wrapper_hides_exit_code"
+
+
+def test_common_command_lines_are_parsed_here():
+    got = parse_analyze(["logs/", "--format", "json", "-o", "r.json", "--lang=zh", "--rules", "a", "--rules", "b",
+                         "--select", "NL-GPU-001", "--ignore=x", "--rank", "3", "--host", "h1", "--fail-on", "warning",
+                         "--exit-zero", "-", "more.log"])
+    assert got == {"paths": ["logs/", "-", "more.log"], "fmt": "json", "output": "r.json", "lang": "zh",
+                   "rules": ["a", "b"], "select": ["NL-GPU-001"], "ignore": ["x"], "host": "h1", "rank": 3,
+                   "fail_on": "warning", "exit_zero": True}
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["logs/", "--format", "pdf"], ["logs/", "--rank", "x"],
+                                  ["logs/", "-fjson"], ["logs/", "--unknown"], ["logs/", "--format"],
+                                  ["--", "logs/"], ["logs/", "-f=json"]])
+def test_anything_else_goes_to_typer(args):
+    assert parse_analyze(args) is None
+
+
+def _run(module: str, *args: str) -> subprocess.CompletedProcess:
+    code = f"import sys; sys.argv[0] = 'nccllens'; from {module} import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_the_fast_path_writes_what_the_typer_path_writes():
+    args = ("analyze", str(FIXTURE), "--format", "json")
+    fast, slow = _run("nccllens.main", *args), _run("nccllens.cli", *args)
+    assert fast.stdout == slow.stdout and fast.returncode == slow.returncode == 1
+    bad = ("analyze", str(FIXTURE), "--format", "pdf")  # typer's own error message and exit status
+    assert _run("nccllens.main", *bad).returncode == _run("nccllens.cli", *bad).returncode == 2
+
+
+def test_the_fast_path_loads_no_cli_framework(tmp_path):
+    log = tmp_path / "tiny.log"
+    log.write_text("[rank0]: RuntimeError: boom\n")
+    code = "import sys; sys.argv[0] = 'nccllens'; from nccllens.main import main; main()"
+    run = subprocess.run([sys.executable, "-X", "importtime", "-c", code, "analyze", str(log), "--exit-zero",
+                          "--format", "json"], capture_output=True, text=True, timeout=300)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if "|" in line}
+    assert run.returncode == 0 and '"verdict"' in run.stdout
+    assert "nccllens.analysis" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("typer", "click", "pydantic")}
+
+
+def test_the_installed_script_runs_main():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["nccllens"] == "nccllens.main:main"
