@@ -12,7 +12,7 @@ import polars as pl
 from nccllens import events as ev
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
-from nccllens.ingest.sources import Source
+from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
@@ -57,7 +57,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     for i, src in enumerate(sources):
         try:
             data = b"".join(src.chunks())
-        except OSError:
+        except (OSError, ArchiveLimit, MemberUnreadable):  # extract_source says why
             data = None
         kind, skip = classify(src.path, data[:65536]) if data is not None else ("log", "unreadable")
         if data is None or kind != "log" or skip:

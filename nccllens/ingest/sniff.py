@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 _NOT_LOG_SUFFIX = {
     ".py": "Python source", ".sh": "shell script", ".bash": "shell script", ".ipynb": "notebook",
@@ -46,6 +47,17 @@ def looks_binary(head: bytes) -> bool:
         return False
     text = sample.decode("utf-8", errors="replace")
     return text.count("\ufffd") > len(text) // 10
+
+
+def skip_leading_nuls(first: bytes, rest: Iterator[bytes]) -> tuple[bytes, int]:
+    """The first block without a leading run of NULs (``copytruncate`` leaves one where a writer kept
+    its offset), reading on through blocks of nothing but NULs; and how many were skipped."""
+    skipped = 0
+    while first[:1] == b"\x00":
+        kept = first.lstrip(b"\x00")
+        skipped += len(first) - len(kept)
+        first = kept or next(rest, b"")
+    return first, skipped
 
 
 def classify(name: str, head: bytes) -> tuple[str, str | None]:
