@@ -46,7 +46,7 @@ def read_json(path: Path):
     """The JSON value in ``path``, or None when it cannot be read or parsed."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

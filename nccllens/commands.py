@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,7 +15,30 @@ _RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}
 
 
 def _err(msg: str) -> None:
-    print(f"nccllens: {msg}", file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed or full: say nothing
+        print(f"nccllens: {msg}", file=sys.stderr)
+
+
+def _streams() -> None:
+    """A closed standard output or error (``>&-``) reads as an empty sink, never as a traceback."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+
+
+def _to_stdout(pieces: Iterable[str]) -> bool:
+    """Write to standard output; False (said on stderr) when it fails (``/dev/full``, a closed pipe)."""
+    try:
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+        return True
+    except (OSError, ValueError) as exc:
+        _err(f"cannot write to standard output: {getattr(exc, 'strerror', None) or exc}")
+        with contextlib.suppress(OSError, ValueError):  # what is still buffered goes nowhere at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return False
 
 
 def _check_paths(paths: list[str]) -> bool:
@@ -70,9 +94,7 @@ def _lang(lang: str | None) -> str:
 def _write(pieces: Iterable[str], output: Path | None) -> bool:
     """Write the report's text as it is rendered, piece by piece (to standard output or ``output``)."""
     if output is None:
-        for piece in pieces:
-            sys.stdout.write(piece)
-        return True
+        return _to_stdout(pieces)
     try:
         with output.open("w", encoding="utf-8") as out:
             for piece in pieces:
@@ -87,6 +109,7 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
             select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
             exit_zero: bool) -> int:
     """Run the analysis and write the report; 0 clean, 1 findings at/above fail-on, 2 usage/input error."""
+    _streams()
     if not _check_paths(paths):
         return 2
     with workers.early(paths):  # before anything loads polars
@@ -128,6 +151,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
 
 
 def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
+    _streams()
     if not _check_paths(paths):
         return 2
     with workers.early(paths):  # before anything loads polars
@@ -144,8 +168,7 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
     table, _ = extract(paths, patterns, host=host)
     table = filter_events(table, kinds, ranks)
     if output is None:
-        sys.stdout.write(show(table))
-        return 0
+        return 0 if _to_stdout([show(table)]) else 2
     try:
         write_events(table, output)
     except (OSError, ValueError) as exc:
@@ -155,6 +178,7 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
 
 
 def ranks(paths: list[str], *, lang: str | None) -> int:
+    _streams()
     if not _check_paths(paths):
         return 2
     with workers.early(paths):  # before anything loads polars
@@ -162,8 +186,7 @@ def ranks(paths: list[str], *, lang: str | None) -> int:
         from nccllens.report.rank_table import render_ranks
 
         report = run_analysis(paths, lang=_lang(lang))
-    sys.stdout.write(render_ranks(report))
-    return 0
+    return 0 if _to_stdout([render_ranks(report)]) else 2
 
 
 def explain(rule_id: str, lang: str | None) -> int:

@@ -47,6 +47,8 @@ def _table(path: Path) -> tuple[dict | None, str]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}:1: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         return (tool.get("nccllens") if isinstance(tool, dict) else None), text

@@ -76,6 +76,8 @@ def _read(path: Path, report: bool) -> _Loaded:
             line = max(1, len(text.splitlines()))
         reason = _TOML_POSITION.sub("", str(err)).strip()
         return _Loaded(path, shown, text, None, [Problem(shown, line, f"invalid TOML: {reason}")], report)
+    except RecursionError:
+        return _Loaded(path, shown, text, None, [Problem(shown, 1, "invalid TOML: nested too deeply")], report)
     problems = check_document(data, text, shown, stem=path.stem)
     return _Loaded(path, shown, text, data, problems, report)
 
