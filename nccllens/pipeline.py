@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
 import polars as pl
@@ -53,6 +53,7 @@ from nccllens.regex_groups import (  # noqa: F401 - re-exported
     unanchor,
 )
 from nccllens.report.model import InputFile
+from nccllens.structured import STRUCTURED, OverBound, read_structured
 
 
 def combined_prefilter(extra: str | Sequence[str] | None = None) -> Plan:
@@ -111,18 +112,14 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
         if skip:
             info.skipped = skip
             return ev.empty(), info
-        if kind == "events_parquet":
+        if kind in STRUCTURED:
             try:
-                events = _read_shard(first + b"".join(chunks))
-            except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-                info.skipped = f"not a readable event shard ({str(exc).splitlines()[0][:120]})"
+                table = read_structured(kind, first, chunks, source.path, hints)
+            except OverBound as exc:
+                info.skipped = f"not read: {exc}"
                 return ev.empty(), info
-            info.events = events.height
-            return events, info
-        if kind in ("error_json", "flight_json", "flight_pickle"):
-            rows = _special(kind, first, chunks, source.path, hints)
-            info.events = len(rows)
-            return ev.from_rows(rows), info
+            info.events = table.height
+            return table, info
         ctx = FileContext(path=source.path, host=hints.host, rank=hints.rank, local_rank=hints.local_rank,
                           attempt=hints.attempt, year=_year_for(source))
 
@@ -155,51 +152,6 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
     events = ev.from_rows(fill_path_hints(rows, hints))
     info.events = events.height
     return events, info
-
-
-def _read_shard(data: bytes) -> pl.DataFrame:
-    """An event shard written by ``nccllens events -o DIR/`` (so extraction can run elsewhere)."""
-    import io
-
-    meta = pl.read_parquet_metadata(io.BytesIO(data))
-    version = meta.get("nccllens.events_schema_version")
-    if version is not None and version != str(ev.EVENTS_SCHEMA_VERSION):
-        raise ValueError(f"event shard of schema version {version}; this nccllens reads version "
-                         f"{ev.EVENTS_SCHEMA_VERSION}")
-    table = pl.read_parquet(io.BytesIO(data))
-    missing = [c for c in ev.COLUMNS if c not in table.columns]
-    if missing:
-        raise ValueError(f"not an nccllens event shard (missing columns: {', '.join(missing[:5])})")
-    return table.select(ev.COLUMNS).cast(ev.SCHEMA)
-
-
-def _special(kind: str, first: bytes, rest: Iterable[bytes], path: str, hints: PathHints) -> list[dict]:
-    data = first + b"".join(rest)
-    rows: list[dict] = []
-    try:
-        if kind == "error_json":
-            from nccllens.parse.error_json import parse_error_json
-
-            rows = parse_error_json(data, path)
-        else:
-            from nccllens.parse.flight import parse_flight
-
-            rows = parse_flight(data, path, kind)
-    except Exception as exc:  # noqa: BLE001 - report, never crash
-        return [{"kind": "other.parser_error", "family": "other", "level": "warning", "file": path, "line": 1,
-                 "message": f"could not read {kind.replace('_', ' ')}: {type(exc).__name__}: {exc}", "raw": ""}]
-    for r in rows:
-        r.setdefault("file", path)
-        r.setdefault("line", 1)
-        if r.get("host") is None:
-            r["host"] = hints.host
-        if r.get("rank") is None:
-            r["rank"] = hints.rank
-        if r.get("local_rank") is None:
-            r["local_rank"] = hints.local_rank
-        if r.get("attempt") is None:
-            r["attempt"] = hints.attempt
-    return rows
 
 
 @contextlib.contextmanager

@@ -68,7 +68,7 @@ def classify(name: str, head: bytes) -> tuple[str, str | None]:
         return "error_json", None
     if head[:4] == b"PAR1" and base.endswith(".parquet"):
         return "events_parquet", None
-    if head[:2] == b"\x80\x04" or head[:2] == b"\x80\x05" or head[:2] == b"\x80\x02":
+    if head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"):
         if _FR_NAME.search(name) or b"entries" in head[:4096] or b"version" in head[:4096]:
             return "flight_pickle", None
         return "skipped", "not a log: pickled Python data"
