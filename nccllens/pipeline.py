@@ -25,6 +25,7 @@ from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source, iter
 from nccllens.parallel import _extract_job, _jobs, _reporting
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
+from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, blocks, frame
 from nccllens.parse.masks import index
 from nccllens.parse.pieces import candidate_lines
@@ -140,6 +141,8 @@ def extract_source(source: Source, pattern: Plan, rule_pattern: Patterns = (),
             last = block_last or last
         if last is not None:
             rows.append(file_end_event(source.path, last[0], last[1], hints))
+        if ctx.cut_for_matching:
+            stats.note(cut_note(ctx.cut_for_matching))
     except ArchiveLimit as exc:
         stats.note(str(exc))
     except MemberUnreadable as exc:

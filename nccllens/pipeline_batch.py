@@ -14,6 +14,7 @@ from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
 from nccllens.parse.base import FileContext, Line
+from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
 from nccllens.prefilter import Plan, survivors
@@ -114,6 +115,8 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
                 ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
+                if ctx.cut_for_matching:
+                    info.notes.append(cut_note(ctx.cut_for_matching))
             r0, r1 = row_starts[k], row_starts[k + 1]
             if cand is not None and cand.lasts[k] is not None:
                 line_no, raw = cand.lasts[k]
