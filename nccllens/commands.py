@@ -129,12 +129,14 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
     try:
-        settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on)
+        settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on, analysed=paths)
+        if settings.ignored:
+            _err(f"{settings.ignored}: not read as configuration: it lies in a folder being analysed")
         language = choose_language(lang, settings.lang)
         with _progress_bar() as progress:
             report = run_analysis(paths, lang=language, rules_dirs=[str(r) for r in settings.rules],
                                   select=settings.select, ignore=settings.ignore, host=host, rank=rank,
-                                  progress=progress)
+                                  progress=progress, config=str(settings.source) if settings.source else None)
     except (ConfigError, RuleError, ValueError, OSError) as exc:
         _err(str(exc))
         return 2
