@@ -186,9 +186,10 @@ def ranks(paths: list[str], *, lang: str | None) -> int:
     with workers.early(paths):  # before anything loads polars
         from nccllens.analysis import run_analysis
         from nccllens.report.rank_table import render_ranks
+        from nccllens.terminal import safe_report
 
         report = run_analysis(paths, lang=_lang(lang))
-    return 0 if _to_stdout([render_ranks(report)]) else 2
+    return 0 if _to_stdout([render_ranks(safe_report(report))]) else 2
 
 
 def explain(rule_id: str, lang: str | None) -> int:

@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from nccllens.events import EVENTS_SCHEMA_VERSION, SCHEMA
+from nccllens.terminal import shown
 
 
 def filter_events(events: pl.DataFrame, kinds: list[str], ranks: list[int]) -> pl.DataFrame:
@@ -27,7 +28,7 @@ def show(events: pl.DataFrame) -> str:
     for r in events.select("file", "line", "kind", "rank", "host", "message").iter_rows():
         where = f"{r[0]}:{r[1]}"
         rank = "" if r[3] is None else str(r[3])
-        lines.append(f"{where[-40:]:40} {r[2]:26} {rank:>5} {(r[4] or '')[:14]:14} {(r[5] or '')[:160]}")
+        lines.append(shown(f"{where[-40:]:40} {r[2]:26} {rank:>5} {(r[4] or '')[:14]:14} {(r[5] or '')[:160]}"))
     lines.append(f"{events.height} events")
     return "\n".join(lines) + "\n"
 
