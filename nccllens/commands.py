@@ -20,7 +20,11 @@ def _err(msg: str) -> None:
 
 
 def _streams() -> None:
-    """A closed standard output or error (``>&-``) reads as an empty sink, never as a traceback."""
+    """A closed standard output or error (``>&-``) reads as an empty sink, never as a traceback; SIGTERM and
+    SIGHUP end the run and its workers (``interrupts``)."""
+    from nccllens import interrupts
+
+    interrupts.install()
     if sys.stdout is None:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
     if sys.stderr is None:
@@ -95,8 +99,10 @@ def _write(pieces: Iterable[str], output: Path | None) -> bool:
     """Write the report's text as it is rendered, piece by piece (to standard output or ``output``)."""
     if output is None:
         return _to_stdout(pieces)
-    try:
-        with output.open("w", encoding="utf-8") as out:
+    from nccllens.interrupts import atomic_output
+
+    try:  # under a temporary name until complete: an interrupted run leaves no report looking whole
+        with atomic_output(output) as tmp, tmp.open("w", encoding="utf-8") as out:
             for piece in pieces:
                 out.write(piece)
     except OSError as exc:

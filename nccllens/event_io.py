@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from nccllens.events import EVENTS_SCHEMA_VERSION, SCHEMA
+from nccllens.interrupts import atomic_output
 from nccllens.terminal import shown
 
 
@@ -42,17 +43,19 @@ def write_events(events: pl.DataFrame, output: str | Path) -> None:
         output.mkdir(parents=True, exist_ok=True)
         for i, (_, shard) in enumerate(sorted(events.partition_by("file", as_dict=True).items(),
                                               key=lambda kv: str(kv[0]))):
-            shard.write_parquet(output / f"events-{i:05d}.parquet", metadata=meta)
+            with atomic_output(output / f"events-{i:05d}.parquet") as tmp:
+                shard.write_parquet(tmp, metadata=meta)
         return
     suffix = output.suffix.lower()
-    if suffix == ".parquet":
-        events.write_parquet(output, metadata=meta)
-    elif suffix == ".csv":
-        events.write_csv(output)
-    elif suffix in (".jsonl", ".ndjson", ".json"):
-        events.write_ndjson(output)
-    else:
+    if suffix not in (".parquet", ".csv", ".jsonl", ".ndjson", ".json"):
         raise ValueError(f"{output}: unknown output type (use .parquet, .csv, .jsonl or a folder/)")
+    with atomic_output(output) as tmp:  # renamed once complete
+        if suffix == ".parquet":
+            events.write_parquet(tmp, metadata=meta)
+        elif suffix == ".csv":
+            events.write_csv(tmp)
+        else:
+            events.write_ndjson(tmp)
 
 
 def read_event_shards(paths: list[Path]) -> pl.DataFrame:
