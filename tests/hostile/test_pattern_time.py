@@ -46,7 +46,7 @@ def test_every_family_prefilter_is_near_linear_on_lines_shaped_against_it(name, 
     small = _seconds(regex, adversarial(pattern, 8 << 10), guard=False)
     large = _seconds(regex, adversarial(pattern, 64 << 10), guard=False)
     # 8x the length: linear is 8x the time, quadratic 64x (the kernel family's was: 62 s on 64 KiB)
-    assert large < 20 * small + 0.1, (name, small, large)
+    assert large < 20 * small + 0.5, (name, small, large)  # slack: a shared, loaded machine
 
 
 def test_every_rule_pattern_is_bounded_by_the_guard():
@@ -58,7 +58,7 @@ def test_every_rule_pattern_is_bounded_by_the_guard():
         small += _seconds(regex, adversarial(pattern, 8 << 10), guard=True)
         large += _seconds(regex, adversarial(pattern, 64 << 10), guard=True)
     # what is matched is cut at MATCH_MAX (16 KiB): 64 KiB lines cost what 16 KiB ones do
-    assert large < 8 * small + 0.1, (small, large)
+    assert large < 8 * small + 0.5, (small, large)
 
 
 def test_the_guard_cuts_what_is_matched_and_long_numbers():
