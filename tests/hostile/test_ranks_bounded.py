@@ -19,7 +19,6 @@ LINES = "\n".join([
     f"node1:{BIG}:{BIG} [{BIG}] NCCL INFO comm 0x5 rank {BIG} nranks {BIG} cudaDev {BIG} busId 7000 - Init COMPLETE",
     f"E1125 10:00:00.000000 {BIG} ProcessGroupNCCL.cpp:{BIG}] [Rank {BIG}] Watchdog caught collective operation "
     f"timeout: WorkNCCL(SeqNum={BIG}, OpType=ALLREDUCE, NumelIn={BIG}, Timeout(ms)={BIG}) ran for {BIG} ms",
-    f"[{BIG}.{BIG}] NVRM: Xid (PCI:0000:07:00): {BIG}, pid={BIG}",
     f"  rank      : {BIG} (local_rank: {BIG})",
 ]) + "\n"
 
