@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nccllens import __version__
-from nccllens.report.model import Report
+from nccllens.report.model import InputFile, Report
 
 
 @dataclass
@@ -30,7 +30,7 @@ def load_rules(options: Options):
 
 def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Sequence[str] = (),
                  select: Sequence[str] = (), ignore: Sequence[str] = (), host: str | None = None,
-                 rank: int | None = None, progress=None) -> Report:
+                 rank: int | None = None, progress=None, config: str | None = None) -> Report:
     from nccllens.engine import evaluate, finding_from_hit
     from nccllens.pipeline import extract_tables
     from nccllens.ranking import rank_findings
@@ -59,6 +59,8 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
     _node_wide(findings, job)
     verdict, ranked = rank_findings(findings, table, job, lang)
+    if config is not None:  # the configuration used is named with the inputs
+        inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,7 +15,34 @@ _RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}
 
 
 def _err(msg: str) -> None:
-    print(f"nccllens: {msg}", file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed or full: say nothing
+        print(f"nccllens: {msg}", file=sys.stderr)
+
+
+def _streams() -> None:
+    """A closed standard output or error (``>&-``) reads as an empty sink, never as a traceback; SIGTERM and
+    SIGHUP end the run and its workers (``interrupts``)."""
+    from nccllens import interrupts
+
+    interrupts.install()
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+
+
+def _to_stdout(pieces: Iterable[str]) -> bool:
+    """Write to standard output; False (said on stderr) when it fails (``/dev/full``, a closed pipe)."""
+    try:
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+        return True
+    except (OSError, ValueError) as exc:
+        _err(f"cannot write to standard output: {getattr(exc, 'strerror', None) or exc}")
+        with contextlib.suppress(OSError, ValueError):  # what is still buffered goes nowhere at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return False
 
 
 def _check_paths(paths: list[str]) -> bool:
@@ -70,11 +98,11 @@ def _lang(lang: str | None) -> str:
 def _write(pieces: Iterable[str], output: Path | None) -> bool:
     """Write the report's text as it is rendered, piece by piece (to standard output or ``output``)."""
     if output is None:
-        for piece in pieces:
-            sys.stdout.write(piece)
-        return True
-    try:
-        with output.open("w", encoding="utf-8") as out:
+        return _to_stdout(pieces)
+    from nccllens.interrupts import atomic_output
+
+    try:  # under a temporary name until complete: an interrupted run leaves no report looking whole
+        with atomic_output(output) as tmp, tmp.open("w", encoding="utf-8") as out:
             for piece in pieces:
                 out.write(piece)
     except OSError as exc:
@@ -87,6 +115,7 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
             select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
             exit_zero: bool) -> int:
     """Run the analysis and write the report; 0 clean, 1 findings at/above fail-on, 2 usage/input error."""
+    _streams()
     if not _check_paths(paths):
         return 2
     with workers.early(paths):  # before anything loads polars
@@ -106,12 +135,14 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
     try:
-        settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on)
+        settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on, analysed=paths)
+        if settings.ignored:
+            _err(f"{settings.ignored}: not read as configuration: it lies in a folder being analysed")
         language = choose_language(lang, settings.lang)
         with _progress_bar() as progress:
             report = run_analysis(paths, lang=language, rules_dirs=[str(r) for r in settings.rules],
                                   select=settings.select, ignore=settings.ignore, host=host, rank=rank,
-                                  progress=progress)
+                                  progress=progress, config=str(settings.source) if settings.source else None)
     except (ConfigError, RuleError, ValueError, OSError) as exc:
         _err(str(exc))
         return 2
@@ -128,6 +159,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
 
 
 def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
+    _streams()
     if not _check_paths(paths):
         return 2
     with workers.early(paths):  # before anything loads polars
@@ -146,8 +178,7 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
     if ranks:
         summaries = summaries.filter(summaries["rank"].is_in(ranks))
     if output is None:
-        sys.stdout.write(show(table))
-        return 0
+        return 0 if _to_stdout([show(table)]) else 2
     try:
         write_events(table, output, summaries)
     except (OSError, ValueError) as exc:
@@ -157,15 +188,16 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
 
 
 def ranks(paths: list[str], *, lang: str | None) -> int:
+    _streams()
     if not _check_paths(paths):
         return 2
     with workers.early(paths):  # before anything loads polars
         from nccllens.analysis import run_analysis
         from nccllens.report.rank_table import render_ranks
+        from nccllens.terminal import safe_report
 
         report = run_analysis(paths, lang=_lang(lang))
-    sys.stdout.write(render_ranks(report))
-    return 0
+    return 0 if _to_stdout([render_ranks(safe_report(report))]) else 2
 
 
 def explain(rule_id: str, lang: str | None) -> int:

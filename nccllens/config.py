@@ -1,4 +1,5 @@
-"""Settings from the nearest ``nccllens.toml`` or ``pyproject.toml`` ``[tool.nccllens]``, then the CLI.
+"""Settings from ``nccllens.toml`` or ``pyproject.toml`` ``[tool.nccllens]`` in the working directory
+(never its parents, never inside an analysed folder), then the CLI.
 
 Keys: ``rules = [dirs]`` (relative to the config file), ``select = [...]``, ``ignore = [...]``
 (rule ids, aliases, id prefixes or categories), ``lang = "en" | "zh"``, ``fail-on`` (a severity).
@@ -38,6 +39,7 @@ class Settings:
     lang: str | None = None
     fail_on: str | None = None
     source: Path | None = None  # the configuration file these came from, if any
+    ignored: Path | None = None  # a configuration found but not read: it lies in an analysed folder
 
 
 def _table(path: Path) -> tuple[dict | None, str]:
@@ -47,6 +49,8 @@ def _table(path: Path) -> tuple[dict | None, str]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}:1: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         return (tool.get("nccllens") if isinstance(tool, dict) else None), text
@@ -54,25 +58,41 @@ def _table(path: Path) -> tuple[dict | None, str]:
 
 
 def find_config(start: Path | None = None) -> Path | None:
-    """The nearest configuration, looking in ``start`` (default: the working directory) and upwards.
+    """The configuration in ``start`` (default: the working directory), and only there: a folder's
+    parents are not searched, so a ``nccllens.toml`` shipped above the logs of a ticket is never read
+    because the user ran from inside it.
 
-    In each directory ``nccllens.toml`` wins over ``pyproject.toml``; a pyproject.toml without a
-    ``[tool.nccllens]`` table does not count.
+    ``nccllens.toml`` wins over ``pyproject.toml``; a pyproject.toml without a ``[tool.nccllens]``
+    table does not count.
     """
-    here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
-        for name in CONFIG_NAMES:
-            candidate = directory / name
-            if candidate.is_file():
-                try:
-                    table, _ = _table(candidate)
-                except (ConfigError, OSError, UnicodeDecodeError):
-                    if name == "pyproject.toml":
-                        continue  # somebody else's broken pyproject is not our configuration
-                    return candidate
-                if table is not None:
-                    return candidate
+    directory = (start or Path.cwd()).resolve()
+    for name in CONFIG_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            try:
+                table, _ = _table(candidate)
+            except (ConfigError, OSError, UnicodeDecodeError):
+                if name == "pyproject.toml":
+                    continue  # somebody else's broken pyproject is not our configuration
+                return candidate
+            if table is not None:
+                return candidate
     return None
+
+
+def inside_analysed(config: Path, paths: list[str]) -> bool:
+    """Whether ``config`` lies in (or is) one of the analysed ``paths``: logs never configure their analysis."""
+    where = config.resolve()
+    for raw in paths:
+        if raw == "-":
+            continue
+        try:
+            root = Path(raw).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if where == root or root in where.parents:
+            return True
+    return False
 
 
 def _str_list(value: Any) -> bool:
@@ -101,6 +121,9 @@ def read_config(path: Path) -> Settings:
     fail_on = table.get("fail-on")
     if fail_on is not None and fail_on not in SEVERITIES:
         raise fail("fail-on", f"fail-on must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
+    for d in table.get("rules", []):
+        if unreasonable_rule_path(path.parent / d):
+            raise fail("rules", f"rule folder {d!r} is outside reason (a file system root or a home folder)")
     return Settings(
         rules=[(path.parent / d) for d in table.get("rules", [])],
         select=list(table.get("select", [])),
@@ -111,6 +134,16 @@ def read_config(path: Path) -> Settings:
     )
 
 
+def unreasonable_rule_path(path: Path) -> bool:
+    """``/``, a home folder or one of its parents: a rule folder there would walk the whole file system."""
+    try:
+        where = path.resolve()
+    except (OSError, RuntimeError):
+        return False
+    home = Path.home().resolve()
+    return where == Path(where.anchor) or where == home or where in home.parents
+
+
 def load_settings(start: Path | None = None) -> Settings:
     """The settings of the nearest configuration file, or the defaults when there is none."""
     path = find_config(start)
@@ -119,9 +152,16 @@ def load_settings(start: Path | None = None) -> Settings:
 
 def resolve(rules: list[str] | None = None, select: list[str] | None = None, ignore: list[str] | None = None,
             lang: str | None = None, fail_on: str | None = None, start: Path | None = None,
-            config: Path | None = None) -> Settings:
-    """Configuration file first, command line over it (see the module docstring for how they merge)."""
-    base = read_config(config) if config else load_settings(start)
+            config: Path | None = None, analysed: list[str] | None = None) -> Settings:
+    """Configuration file first, command line over it (see the module docstring for how they merge).
+    A configuration inside one of the ``analysed`` paths is not read (``Settings.ignored`` names it)."""
+    for r in rules or []:
+        if unreasonable_rule_path(Path(r)):
+            raise ConfigError(f"--rules {r}: a rule folder outside reason (a file system root or a home folder)")
+    found = config or find_config(start)
+    ignored = found if found is not None and config is None and inside_analysed(found, analysed or []) else None
+    base = read_config(found) if found is not None and ignored is None else Settings()
+    base.ignored = ignored
     return Settings(
         rules=[*base.rules, *(Path(r) for r in rules or [])],
         select=list(select) if select else base.select,
@@ -129,4 +169,5 @@ def resolve(rules: list[str] | None = None, select: list[str] | None = None, ign
         lang=lang or base.lang,
         fail_on=fail_on or base.fail_on,
         source=base.source,
+        ignored=base.ignored,
     )

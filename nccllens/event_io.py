@@ -7,7 +7,9 @@ from pathlib import Path
 import polars as pl
 
 from nccllens.events import EVENTS_SCHEMA_VERSION, SCHEMA
+from nccllens.interrupts import atomic_output
 from nccllens.summaries import to_json
+from nccllens.terminal import shown
 
 
 def filter_events(events: pl.DataFrame, kinds: list[str], ranks: list[int]) -> pl.DataFrame:
@@ -28,7 +30,7 @@ def show(events: pl.DataFrame) -> str:
     for r in events.select("file", "line", "kind", "rank", "host", "message").iter_rows():
         where = f"{r[0]}:{r[1]}"
         rank = "" if r[3] is None else str(r[3])
-        lines.append(f"{where[-40:]:40} {r[2]:26} {rank:>5} {(r[4] or '')[:14]:14} {(r[5] or '')[:160]}")
+        lines.append(shown(f"{where[-40:]:40} {r[2]:26} {rank:>5} {(r[4] or '')[:14]:14} {(r[5] or '')[:160]}"))
     lines.append(f"{events.height} events")
     return "\n".join(lines) + "\n"
 
@@ -51,17 +53,19 @@ def write_events(events: pl.DataFrame, output: str | Path, summaries: pl.DataFra
         per_file = {} if summaries is None else summaries.partition_by("file", as_dict=True)
         for i, (key, shard) in enumerate(sorted(events.partition_by("file", as_dict=True).items(),
                                                 key=lambda kv: str(kv[0]))):
-            shard.write_parquet(output / f"events-{i:05d}.parquet", metadata=_meta(per_file.get(key)))
+            with atomic_output(output / f"events-{i:05d}.parquet") as tmp:
+                shard.write_parquet(tmp, metadata=_meta(per_file.get(key)))
         return
     suffix = output.suffix.lower()
-    if suffix == ".parquet":
-        events.write_parquet(output, metadata=_meta(summaries))
-    elif suffix == ".csv":
-        events.write_csv(output)
-    elif suffix in (".jsonl", ".ndjson", ".json"):
-        events.write_ndjson(output)
-    else:
+    if suffix not in (".parquet", ".csv", ".jsonl", ".ndjson", ".json"):
         raise ValueError(f"{output}: unknown output type (use .parquet, .csv, .jsonl or a folder/)")
+    with atomic_output(output) as tmp:  # renamed once complete
+        if suffix == ".parquet":
+            events.write_parquet(tmp, metadata=_meta(summaries))
+        elif suffix == ".csv":
+            events.write_csv(tmp)
+        else:
+            events.write_ndjson(tmp)
 
 
 def read_event_shards(paths: list[Path]) -> pl.DataFrame:

@@ -79,6 +79,8 @@ def _coercion(dtype: pl.DataType) -> str | tuple[int, int] | None:
 # column → coercion, once, in plain Python values: comparing polars dtypes per value was most of
 # ``_clean``'s time
 _COERCIONS = {name: _coercion(dtype) for name, dtype in SCHEMA.items()}
+MAX_RANK = 1_000_000  # a rank or world size beyond this is a malformed line, not a job (range(2**31))
+_COERCIONS.update(rank=(0, MAX_RANK - 1), local_rank=(0, MAX_RANK - 1), nranks=(1, MAX_RANK))
 _UNKNOWN = object()
 
 

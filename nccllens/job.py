@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from nccllens.events import earliest_first
+from nccllens.events import MAX_RANK, earliest_first
 from nccllens.report.model import JobModel, RankStatus
 from nccllens.timeline import normalize
 
@@ -50,7 +50,7 @@ def _config(events: pl.DataFrame) -> dict[str, list[tuple[str | None, str]]]:
 
 
 def _first_int(values: list[tuple[str | None, str]]) -> int | None:
-    nums = [int(m.group(0)) for _, v in values for m in [_NUM.search(v)] if m]
+    nums = [int(m.group(0)) for _, v in values for m in [_NUM.search(v)] if m and len(m.group(0)) <= 9]
     return max(nums) if nums else None
 
 
@@ -64,8 +64,9 @@ def world_size(events: pl.DataFrame) -> WorldSize:
     for key in ("rdzv_configs", "node_rank", "group_rank"):
         for host, value in cfg.get(key, []):
             m = _NODE_RANK.search(value) if key == "rdzv_configs" else _NUM.search(value)
-            if m and host:
-                node_ranks[host] = int(m.group(1) if key == "rdzv_configs" else m.group(0))
+            number = (m.group(1) if key == "rdzv_configs" else m.group(0)) if m else ""
+            if host and number and len(number) <= 9:  # longer: a malformed line (and int() refuses 4,300 digits)
+                node_ranks[host] = int(number)
     candidates: list[tuple[int, str]] = []
     if nproc and nnodes:
         candidates.append((nproc * nnodes, "torchrun nproc_per_node x nnodes"))
@@ -83,7 +84,7 @@ def world_size(events: pl.DataFrame) -> WorldSize:
         candidates.append((int(stated.max()), "stated size (nranks, world_size)"))
     ranks = events["rank"].drop_nulls()
     seen = int(ranks.max()) + 1 if len(ranks) else None
-    candidates = [c for c in candidates if c[0] > 0]
+    candidates = [c for c in candidates if 0 < c[0] <= MAX_RANK]  # 2**31 ranks is a malformed line
     if not candidates:
         return WorldSize(None, "", nnodes, nproc, node_ranks, seen)
     best = max(candidates, key=lambda c: c[0])

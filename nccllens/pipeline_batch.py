@@ -13,9 +13,10 @@ from nccllens import events as ev
 from nccllens import summaries as sm
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
-from nccllens.ingest.sources import Source
+from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense_rows import describe
+from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
 from nccllens.prefilter import Plan
@@ -61,7 +62,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     for i, src in enumerate(sources):
         try:
             data = b"".join(src.chunks())
-        except OSError:
+        except (OSError, ArchiveLimit, MemberUnreadable):  # extract_source says why
             data = None
         kind, skip = classify(src.path, data[:65536]) if data is not None else ("log", "unreadable")
         if data is None or kind != "log" or skip:
@@ -118,6 +119,8 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
                 ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
+                if ctx.cut_for_matching:
+                    info.notes.append(cut_note(ctx.cut_for_matching))
             r0, r1 = row_starts[k], row_starts[k + 1]
             if cand is not None and cand.lasts[k] is not None:
                 line_no, raw = cand.lasts[k]

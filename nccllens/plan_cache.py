@@ -76,6 +76,11 @@ def load() -> None:
         return
     try:
         data = cache_files.read_json(path)
+        signed = cache_files.verified(path.name, {"digest": data["digest"], "value": [data["literals"],
+                                                                                       data["groups"],
+                                                                                       data.get("watch", {})]})
+        if signed is None:
+            return  # crafted, damaged or another user's: rebuilt and written again at the end of the run
         literals, groups = _literals(data["literals"]), _groups(data["groups"])
         watch = _watch(data.get("watch", {}))
     except (ValueError, KeyError, TypeError):
@@ -99,5 +104,9 @@ def save() -> None:
             # in the order learnt (the cache's first, then this run's): the newest MAX_GROUPS are kept
             "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]],
             "watch": dict(list(watch.items())[-MAX_GROUPS:])}
+    entry = cache_files.sign(path.name, [data["literals"], data["groups"], data["watch"]])
+    if entry is None:
+        return
+    data["digest"] = entry["digest"]
     if cache_files.write_json(path, data):
         _held = (len(literals), len(groups), len(watch))

@@ -5,7 +5,8 @@ standard loader must never see an untrusted file. Flight-recorder dumps hold onl
 (dicts, lists, tuples, strings, numbers, booleans, None), which the pickle format encodes with
 opcodes that need no class lookup. ``loads`` therefore refuses every global lookup except the two
 harmless container types older protocols spell by name, refuses persistent ids, and bounds the
-input size.
+input size, its opcodes before anything is built and the result's elements and depth after
+(``nccllens.data_bounds``: allocation and shared-reference bombs).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 import io
 import pickle
 
-MAX_BYTES = 64 << 20  # a 2000-entry dump with stack frames is a few MiB
+from nccllens import data_bounds
+
+MAX_BYTES = data_bounds.MAX_BYTES
 _ALLOWED = {("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
             ("__builtin__", "set"): set, ("__builtin__", "frozenset"): frozenset}
 
@@ -36,12 +39,16 @@ class _PlainDataUnpickler(pickle.Unpickler):
 
 
 def loads(data: bytes, max_bytes: int = MAX_BYTES):
-    """Unpickle plain data only; raise :class:`UnsafePickleError` for anything else."""
+    """Unpickle plain data only; raise :class:`UnsafePickleError` for anything else, and
+    :class:`nccllens.data_bounds.OverBound` for plain data over a bound."""
     if len(data) > max_bytes:
         raise UnsafePickleError(f"pickle too large ({len(data)} bytes > {max_bytes}): not read")
     try:
-        return _PlainDataUnpickler(io.BytesIO(data)).load()
-    except UnsafePickleError:
+        data_bounds.scan_pickle(data)
+        value = _PlainDataUnpickler(io.BytesIO(data)).load()
+        data_bounds.check_tree(value)
+        return value
+    except (UnsafePickleError, data_bounds.OverBound):  # over a bound: the caller skips the file
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError,
             AttributeError, RecursionError, MemoryError, OverflowError, UnicodeDecodeError) as exc:

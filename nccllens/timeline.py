@@ -15,10 +15,32 @@ Everything is vectorised; ``normalize`` is idempotent and keeps the schema.
 from __future__ import annotations
 
 import weakref
+from datetime import datetime
 
 import polars as pl
 
 HALF_YEAR_DAYS = 183
+MAX_UPTIME_S = 100 * 366 * 86400  # seconds since boot beyond a century are not a clock: left unanchored
+
+
+# the range a report can show (Python's datetime); a time moved outside it (a year-9999 clock and a
+# December/January wrap, a boot time before year 1) is unknown, not a traceback
+EARLIEST, LATEST = datetime(1, 1, 2), datetime(9999, 12, 30)
+
+
+def representable(events: pl.DataFrame) -> pl.DataFrame:
+    """``ts`` set to null where it left the range a report can show."""
+    ts = pl.col("ts")
+    if events.filter(ts.is_not_null() & ~ts.is_between(EARLIEST, LATEST)).height == 0:
+        return events
+    return events.with_columns(pl.when(ts.is_between(EARLIEST, LATEST)).then(ts).alias("ts"))
+
+
+def _since_boot() -> pl.Expr:
+    """``ts_rel`` as a duration; null when it cannot be one (negative, NaN, or overflowing)."""
+    rel = pl.col("ts_rel")
+    micros = pl.when(rel.is_between(0, MAX_UPTIME_S)).then((rel * 1e6).cast(pl.Int64, strict=False))
+    return pl.duration(microseconds=micros)
 
 
 def _reference_year(events: pl.DataFrame) -> int | None:
@@ -47,14 +69,14 @@ def _boot_offsets(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per file and per host: wall-clock time of boot (ts - ts_rel), median over matching lines."""
     both = events.filter(pl.col("ts_rel").is_not_null() & pl.col("ts").is_not_null()
                          & (pl.col("ts_kind") == "boot"))
-    boot = pl.col("ts") - pl.duration(microseconds=(pl.col("ts_rel") * 1e6).cast(pl.Int64))
+    boot = pl.col("ts") - _since_boot()
     per_file = both.group_by("file").agg(boot.median().alias("boot_file"))
     unanchored = events.filter(pl.col("ts_rel").is_not_null() & pl.col("ts").is_null()
                                & (pl.col("ts_kind") == "boot") & pl.col("host").is_not_null())
     walls = events.filter(pl.col("ts").is_not_null() & pl.col("ts_rel").is_null() & (pl.col("family") == "kernel")
                           & pl.col("host").is_not_null()).select("host", "message", pl.col("ts").alias("wall"))
     twins = unanchored.select("host", "message", "ts_rel").join(walls, on=["host", "message"], how="inner")
-    twin_boot = pl.col("wall") - pl.duration(microseconds=(pl.col("ts_rel") * 1e6).cast(pl.Int64))
+    twin_boot = pl.col("wall") - _since_boot()
     per_host = twins.group_by("host").agg(twin_boot.median().alias("boot_host"))
     return per_file, per_host
 
@@ -64,7 +86,7 @@ def _anchor_boot(events: pl.DataFrame) -> pl.DataFrame:
         return events
     per_file, per_host = _boot_offsets(events)
     out = events.join(per_file, on="file", how="left").join(per_host, on="host", how="left")
-    offset = pl.duration(microseconds=(pl.col("ts_rel") * 1e6).cast(pl.Int64))
+    offset = _since_boot()
     anchored = pl.coalesce(pl.col("boot_file"), pl.col("boot_host")) + offset
     out = out.with_columns(
         pl.when((pl.col("ts_kind") == "boot") & pl.col("ts").is_null() & pl.col("ts_rel").is_not_null())
@@ -93,7 +115,7 @@ def _normalized(events: pl.DataFrame) -> pl.DataFrame:
     year = _reference_year(events)
     if year is not None and events.filter(pl.col("ts_kind") == "no_year").height:
         events = _fix_years(events, year)
-    return _anchor_boot(events)
+    return representable(_anchor_boot(events))
 
 
 def clock_notes(events: pl.DataFrame, lang: str = "en") -> list[str]:

@@ -30,13 +30,16 @@ def count() -> int:
         return max(1, min(os.cpu_count() or 1, 8))
 
 
-def worker_init() -> None:
-    """Each worker reads hundreds of MB in short-lived buffers (file contents, pieces). glibc returns
+def worker_init(parent: int | None = None) -> None:
+    """The worker dies with ``parent``, even SIGKILLed (``interrupts.die_with_parent``). Each worker reads hundreds of MB in short-lived buffers (file contents, pieces). glibc returns
     every freed large buffer to the system and takes it back page by page at the next read (page
     faults cost about a quarter of a worker's time); keep freed memory in the heap instead. The
     worker's peak memory is unchanged: the same buffers are reused, not added."""
     import ctypes
 
+    from nccllens.interrupts import die_with_parent
+
+    die_with_parent(parent)
     try:
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
@@ -99,7 +102,8 @@ def _pool(workers: int, method: str):
     from nccllens import allocator
 
     with allocator.for_workers():
-        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context(method), initializer=worker_init)
+        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context(method), initializer=worker_init,
+                                   initargs=(os.getpid(),))
         for _ in range(workers):  # the first submission starts every worker (a forked pool starts them all)
             pool.submit(_warm_up)
     return pool

@@ -15,12 +15,15 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def test_nearest_pyproject_with_a_tool_table(tmp_path):
+def test_pyproject_with_a_tool_table_in_the_working_directory_only(tmp_path):
     write(tmp_path / "pyproject.toml", '[tool.nccllens]\nrules = ["site-rules"]\nselect = ["gpu_hardware"]\n'
                                        'lang = "zh"\nfail-on = "critical"\n')
     write(tmp_path / "job" / "pyproject.toml", '[project]\nname = "train"\n')  # no [tool.nccllens]: skipped
     start = tmp_path / "job" / "logs"
     start.mkdir(parents=True)
+    assert find_config(start) is None  # parents are not searched (issue 19: a ticket's own config)
+    assert find_config(tmp_path / "job") is None
+    start = tmp_path
     assert find_config(start) == (tmp_path / "pyproject.toml").resolve()
     s = load_settings(start)
     assert s.rules == [(tmp_path / "site-rules").resolve()]

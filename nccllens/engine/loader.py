@@ -10,7 +10,7 @@ from pathlib import Path
 import nccllens
 from nccllens.engine import rule_cache
 from nccllens.engine.locate import KeyLines
-from nccllens.engine.patterns import check_patterns
+from nccllens.engine.patterns import check_patterns, nested_quantifiers
 from nccllens.engine.rule import Rule, rule_from_dict
 from nccllens.engine.validate import Problem, check_document
 
@@ -76,6 +76,8 @@ def _read(path: Path, report: bool) -> _Loaded:
             line = max(1, len(text.splitlines()))
         reason = _TOML_POSITION.sub("", str(err)).strip()
         return _Loaded(path, shown, text, None, [Problem(shown, line, f"invalid TOML: {reason}")], report)
+    except RecursionError:
+        return _Loaded(path, shown, text, None, [Problem(shown, 1, "invalid TOML: nested too deeply")], report)
     problems = check_document(data, text, shown, stem=path.stem)
     return _Loaded(path, shown, text, data, problems, report)
 
@@ -143,6 +145,9 @@ def _check_patterns(loaded: list[_Loaded]) -> None:
         check, line = checks[pattern], KeyLines(item.text).line_of("match", "pattern")
         if check.error:
             item.problems.append(Problem(item.shown, line, f"pattern does not compile in polars: {check.error}"))
+        elif risk := nested_quantifiers(pattern):
+            item.problems.append(Problem(item.shown, line, f"pattern may backtrack without end: {risk}; "
+                                         "write the repetition once, e.g. (?:ab)+ instead of (a+b?)+"))
         elif check.seconds is not None:
             item.problems.append(Problem(
                 item.shown, line,

@@ -61,7 +61,7 @@ def get(name: str | None) -> list[tuple[Path, dict]] | None:
     path = _path()
     if name is None or path is None:
         return None
-    docs = _entries(path).get(name)
+    docs = cache_files.verified(name, _entries(path).get(name))
     if not isinstance(docs, list) or not all(
             isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], dict) for d in docs):
         return None
@@ -79,6 +79,9 @@ def put(name: str | None, docs: list[tuple[Path, dict]]) -> None:
             return
     except (TypeError, ValueError):
         return
+    entry = cache_files.sign(name, value)
+    if entry is None:
+        return
     held = {k: v for k, v in _entries(path).items() if k != name}
-    held[name] = value
+    held[name] = entry
     cache_files.write_json(path, dict(list(held.items())[-MAX_SETS:]))

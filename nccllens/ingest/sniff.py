@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 _NOT_LOG_SUFFIX = {
     ".py": "Python source", ".sh": "shell script", ".bash": "shell script", ".ipynb": "notebook",
@@ -48,6 +49,17 @@ def looks_binary(head: bytes) -> bool:
     return text.count("\ufffd") > len(text) // 10
 
 
+def skip_leading_nuls(first: bytes, rest: Iterator[bytes]) -> tuple[bytes, int]:
+    """The first block without a leading run of NULs (``copytruncate`` leaves one where a writer kept
+    its offset), reading on through blocks of nothing but NULs; and how many were skipped."""
+    skipped = 0
+    while first[:1] == b"\x00":
+        kept = first.lstrip(b"\x00")
+        skipped += len(first) - len(kept)
+        first = kept or next(rest, b"")
+    return first, skipped
+
+
 def classify(name: str, head: bytes) -> tuple[str, str | None]:
     """Return (kind, skip_reason). kind: log, error_json, flight_json, flight_pickle, skipped."""
     base = name.rsplit("/", 1)[-1].rsplit("!", 1)[-1].lower()
@@ -56,7 +68,7 @@ def classify(name: str, head: bytes) -> tuple[str, str | None]:
         return "error_json", None
     if head[:4] == b"PAR1" and base.endswith(".parquet"):
         return "events_parquet", None
-    if head[:2] == b"\x80\x04" or head[:2] == b"\x80\x05" or head[:2] == b"\x80\x02":
+    if head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"):
         if _FR_NAME.search(name) or b"entries" in head[:4096] or b"version" in head[:4096]:
             return "flight_pickle", None
         return "skipped", "not a log: pickled Python data"

@@ -8,143 +8,76 @@ exceptions.
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
+import stat
 import sys
-import tarfile
-import zipfile
-import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-BLOCK = 16 << 20  # bytes read at a time
-MAX_ARCHIVE_BYTES = 8 << 30  # total decompressed bytes taken from one archive
-MAX_RATIO = 200  # decompressed/compressed beyond which (after 64 MiB) an archive is a bomb
+from nccllens.ingest import streams
+from nccllens.ingest.archives import archive_kind, archive_sources
+from nccllens.ingest.streams import ArchiveLimit, MemberUnreadable, Source  # noqa: F401 - re-exported
+
 MAX_FILES = 200_000
-
-_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip", ".gz")
-
-
-class ArchiveLimit(Exception):
-    """Raised inside a chunk stream when decompression exceeds the bounds."""
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 
-@dataclass
-class Source:
-    path: str  # display path (as given; archive!member)
-    opener: Callable[[], Iterator[bytes]] | None = None
-    size: int | None = None
-    skipped: str | None = None
-    notes: list[str] = field(default_factory=list)
-    fs_path: str | None = None  # a plain or gzip file on disk (so a worker process can reopen it)
+def not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read (devices, FIFOs, sockets), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return f"not a regular file ({what}): not read"
 
-    def chunks(self) -> Iterator[bytes]:
-        if self.opener is None:
-            return iter(())
-        return self.opener()
+
+def _open_regular(path: Path | str):
+    """Open for reading without blocking on a FIFO, and refuse anything but a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    why = not_regular(os.fstat(fd).st_mode)
+    if why:
+        os.close(fd)
+        raise MemberUnreadable(why)
+    return os.fdopen(fd, "rb")
 
 
 def _file_chunks(path: Path | str) -> Callable[[], Iterator[bytes]]:
     def gen() -> Iterator[bytes]:
-        with open(path, "rb") as fh:
-            while block := fh.read(BLOCK):
+        with _open_regular(path) as fh:
+            while block := fh.read(streams.BLOCK):
                 yield block
 
     return gen
 
 
-def _bounded(stream: io.BufferedIOBase, compressed: int | None, budget: list[int]) -> Iterator[bytes]:
-    """Read a decompressing stream, enforcing total-size and ratio bounds."""
-    taken = 0
-    while True:
-        try:
-            block = stream.read(BLOCK)
-        except (EOFError, OSError, zlib.error, tarfile.TarError) as exc:
-            raise ArchiveLimit(f"truncated or corrupt compressed data ({exc})") from exc
-        if not block:
-            return
-        taken += len(block)
-        budget[0] -= len(block)
-        if budget[0] < 0:
-            raise ArchiveLimit(f"archive bomb guard: more than {MAX_ARCHIVE_BYTES >> 20} MiB decompressed")
-        if compressed and taken > (64 << 20) and taken > MAX_RATIO * compressed:
-            raise ArchiveLimit(f"archive bomb guard: compression ratio above {MAX_RATIO}:1")
-        yield block
-
-
-def _gzip_source(path: Path, display: str) -> Source:
+def _compressed_source(path: Path, display: str, kind: str) -> Source:
     size = path.stat().st_size
 
     def gen() -> Iterator[bytes]:
-        with gzip.open(path, "rb") as gz:
-            yield from _bounded(gz, size, [MAX_ARCHIVE_BYTES])
+        with _open_regular(path) as raw:
+            yield from streams.bounded(streams.decompressed(kind, raw, size), size, streams.Budget())
 
-    return Source(display, gen, size, fs_path=str(path))
-
-
-def _zip_sources(path: Path, display: str) -> Iterator[Source]:
-    try:
-        zf = zipfile.ZipFile(path)
-        infos = sorted((i for i in zf.infolist() if not i.is_dir()), key=lambda i: i.filename)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        yield Source(display, skipped=f"corrupt zip archive ({exc})")
-        return
-    budget = [MAX_ARCHIVE_BYTES]
-    for info in infos:
-        name = f"{display}!{info.filename}"
-
-        def gen(info=info) -> Iterator[bytes]:
-            with zipfile.ZipFile(path) as z, z.open(info) as fh:
-                yield from _bounded(fh, info.compress_size, budget)
-
-        yield Source(name, gen, info.file_size)
-
-
-def _tar_sources(path: Path, display: str) -> Iterator[Source]:
-    try:
-        tf = tarfile.open(path, mode="r:*")
-        members = [m for m in tf.getmembers() if m.isfile()]
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-        yield Source(display, skipped=f"corrupt tar archive ({exc})")
-        return
-    members.sort(key=lambda m: m.name)
-    budget = [MAX_ARCHIVE_BYTES]
-    compressed = path.stat().st_size
-    for member in members:
-        # the name is only a label: nothing is written to disk, so ../ and absolute names are harmless
-        name = f"{display}!{member.name}"
-
-        def gen(member=member) -> Iterator[bytes]:
-            with tarfile.open(path, mode="r:*") as t:
-                fh = t.extractfile(member)
-                if fh is not None:
-                    yield from _bounded(fh, compressed, budget)
-
-        yield Source(name, gen, member.size)
+    # a worker process can reopen plain and gzip files; other compressions are read in the main process
+    return Source(display, gen, size, fs_path=str(path) if kind == "gzip" else None)
 
 
 def is_archive(name: str) -> bool:
-    return name.lower().endswith(_ARCHIVE_SUFFIXES)
+    return archive_kind(name) is not None or streams.compression_of(name) is not None
 
 
 def _file_sources(path: Path, display: str) -> Iterator[Source]:
-    low = display.lower()
-    if low.endswith((".tar.gz", ".tgz", ".tar")):
-        yield from _tar_sources(path, display)
-    elif low.endswith(".zip"):
-        yield from _zip_sources(path, display)
-    elif low.endswith(".gz"):
-        yield _gzip_source(path, display)
+    if archive_kind(display):
+        yield from archive_sources(lambda: _open_regular(path), display, path.stat().st_size)
+    elif kind := streams.compression_of(display):
+        yield _compressed_source(path, display, kind)
     else:
         yield Source(display, _file_chunks(path), path.stat().st_size, fs_path=str(path))
 
 
 def reopen(display: str, fs_path: str, size: int | None) -> Source:
     """The source a walk found, again, from what it said of it (in a worker process: no stat, no Path)."""
-    if display.lower().endswith(".gz"):
-        return _gzip_source(Path(fs_path), display)
+    if streams.compression_of(display) == "gzip":
+        return _compressed_source(Path(fs_path), display, "gzip")
     return Source(display, _file_chunks(fs_path), size, fs_path=fs_path)
 
 
@@ -171,8 +104,10 @@ def _walk(root: Path, display: str, seen: set[str], count: list[int]) -> Iterato
                 yield from _walk(child, child_display, seen, count)
                 continue
             if not entry.is_file():
-                if entry.is_symlink():
+                if entry.is_symlink() and not os.path.exists(entry.path):
                     yield Source(child_display, skipped="broken or looping symlink")
+                else:
+                    yield Source(child_display, skipped=not_regular(os.stat(entry.path).st_mode))
                 continue
         except OSError as exc:
             yield Source(child_display, skipped=f"unreadable ({exc.strerror or exc})")
@@ -185,20 +120,32 @@ def _walk(root: Path, display: str, seen: set[str], count: list[int]) -> Iterato
 
 
 def _checked(path: Path, display: str) -> Iterator[Source]:
+    try:
+        why = not_regular(os.stat(path).st_mode)
+    except OSError as exc:
+        why = f"unreadable ({exc.strerror or exc})"
+    if why:
+        yield Source(display, skipped=why)
+        return
     if not os.access(path, os.R_OK):
         yield Source(display, skipped="unreadable (permission denied)")
         return
     try:
         yield from _file_sources(path, display)
-    except OSError as exc:
-        yield Source(display, skipped=f"unreadable ({exc.strerror or exc})")
+    except (OSError, MemberUnreadable) as exc:
+        yield Source(display, skipped=f"unreadable ({getattr(exc, 'strerror', None) or exc})")
 
 
 def stdin_source(name: str = "<stdin>") -> Source:
     def gen() -> Iterator[bytes]:
-        stream = sys.stdin.buffer
-        while block := stream.read(BLOCK):
-            yield block
+        stream = sys.stdin.buffer if sys.stdin is not None else None
+        if stream is None:  # closed (``<&-``): nothing to read
+            return
+        try:
+            while block := stream.read(streams.BLOCK):
+                yield block
+        except (OSError, ValueError) as exc:
+            raise MemberUnreadable(f"standard input unreadable ({exc})") from None
 
     return Source(name, gen)
 

@@ -61,6 +61,7 @@ class FileContext:
     local_rank: int | None = None
     attempt: int | None = None
     year: int | None = None  # for timestamps printed without a year
+    cut_for_matching: int = 0  # survivors longer than parse.guard.MATCH_MAX (matched on their start)
     _following: Callable[[Line, int], list[Line]] | None = field(default=None, repr=False)
 
     def following(self, line: Line, n: int) -> list[Line]:

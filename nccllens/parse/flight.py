@@ -18,6 +18,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from nccllens import data_bounds
 from nccllens.safe_pickle import loads as safe_loads
 
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.json)?(?:\.gz)?$", re.I)
@@ -157,7 +158,10 @@ def _config_events(data: dict, rank: int | None, path: str) -> list[dict]:
 
 def _decode(data: bytes, kind: str) -> Any:
     if kind == "flight_json":
-        return json.loads(data.decode("utf-8", errors="replace"))
+        data_bounds.scan_json(data)
+        value = json.loads(data.decode("utf-8", errors="replace"))
+        data_bounds.check_tree(value)
+        return value
     return safe_loads(data)
 
 

@@ -117,9 +117,9 @@ HOST_MESSAGES: list[tuple[str, str, Fields]] = [
      r"\((?P<comm>[^)]*)\)", _oom_legacy),
     ("kernel.oom_kill", r"oom-kill:constraint=(?P<constraint>[A-Z_]+)[^\n]*?(?:,task=(?P<task>[^,]*))?(?:,pid=(?P<pid>\d+))?"
      r"(?:,uid=\d+)?\s*$", _oom_constraint),
-    ("kernel.oom_kill", r"(?P<comm>\S+) invoked oom-killer", _oom_invoked),
+    ("kernel.oom_kill", r"(?:^|\s)(?P<comm>\S+) invoked oom-killer", _oom_invoked),
     ("kernel.oom_kill", r"oom_reaper: reaped process (?P<pid>\d+) \((?P<comm>[^)]*)\)", _oom_reaped),
-    ("kernel.segfault", r"(?P<comm>[^\s\[]+)\[(?P<pid>\d+)\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error [0-9a-f]+"
+    ("kernel.segfault", r"(?:^|[\s\[])(?P<comm>[^\s\[]+)\[(?P<pid>\d+)\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error [0-9a-f]+"
      r"(?: in (?P<obj>[^\[\s]+))?", _segfault),
     ("kernel.segfault", r"traps: (?P<comm>[^\s\[]+)\[(?P<pid>\d+)\] (?P<what>general protection fault|trap [a-z ]+?) ip:",
      _trap),
@@ -127,6 +127,6 @@ HOST_MESSAGES: list[tuple[str, str, Fields]] = [
     ("kernel.hung_task", r"BUG: soft lockup - CPU#\d+ stuck for (?P<secs>\d+)s! \[(?P<comm>.+?):(?P<pid>\d+)\]",
      _soft_lockup),
     ("kernel.ib_link", r"mlx5_core (?P<dev>" + _BDF + r") (?P<ifname>\S+): Link (?P<state>up|down)", _mlx5_link),
-    ("kernel.ib_link", r"(?P<ifname>[\w.\-]+): (?P<state>Lost|Gained) carrier", _carrier),
+    ("kernel.ib_link", r"(?:^|[^\w.\-])(?P<ifname>[\w.\-]+): (?P<state>Lost|Gained) carrier", _carrier),
     ("kernel.boot", r"Linux version (?P<ver>\d+\.\d+\S*)", _boot),
 ]

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 _KMSG = re.compile(r"(?P<prio>\d+),(?P<seq>\d+),(?P<usec>\d+),[^;]*;")
 _TALOS = re.compile(r"(?:(?P<node>[^\s:]+): )?kern: *\w+: \[(?P<iso>[^\]]+)\]: ")
 _DECODE = re.compile(r"[a-z]+ *:[a-z]+ *: ")
 _CTIME = re.compile(r"\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\] ?")
-_ISO = re.compile(r"(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?:Z|[+-]\d\d:?\d\d)? +")
+_ISO = re.compile(r"(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?P<tz>Z|[+-]\d\d:?\d\d)? +")
 _SYSLOG = re.compile(r"(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d)(?:\.(?P<frac>\d+))? +")
 _IDENTS = r"kernel|systemd-networkd|NetworkManager|systemd-udevd|nv-fabricmanager|nvidia-fabricmanager"
 _HOST_IDENT = re.compile(r"(?P<host>[^\s\[\]:]+) (?:(?P<ident>" + _IDENTS + r")(?:\[\d+\])?|[\w.\-/@]+\[\d+\]): +")
@@ -56,6 +56,19 @@ def _iso(text: str) -> datetime | None:
         return None
     digits = "".join(ch for ch in frac if ch.isdigit())
     return ts.replace(microsecond=int((digits + "000000")[:6])) if digits else ts
+
+
+def _utc(ts: datetime | None, tz: str | None) -> datetime | None:
+    """``ts`` moved to UTC when the line states its offset (``+02:00``, ``-0500``): hosts logging in
+    different zones are then ordered by when things happened, not by their wall clocks."""
+    if ts is None or not tz or tz == "Z":
+        return ts
+    sign = -1 if tz[0] == "-" else 1
+    digits = tz[1:].replace(":", "")
+    try:
+        return ts - sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    except OverflowError:
+        return None
 
 
 def _ctime(text: str) -> datetime | None:
@@ -97,7 +110,7 @@ def split_kernel_prefix(message: str, year: int | None = None) -> KernelPrefix:
             if rx is _CTIME:
                 out.ts = _ctime(m["ctime"])
             elif rx is _ISO:
-                out.ts = _iso(m["iso"])
+                out.ts = _utc(_iso(m["iso"]), m["tz"])
             else:
                 out.ts = _syslog(m, year)
                 out.ts_kind = "no_year" if out.ts else None

@@ -145,7 +145,10 @@ def fold_traceback(texts: list[str]) -> Traceback:
             frames.append(f"{short_path(frame['file'])}:{frame['line']} in {func}")
             i += 1
             continue
-        exc = None if text[:1].isspace() or not frames else _is_exception_line(text)
+        # before any frame, only the line right after the header (a traceback cut to its last line, as
+        # some launchers print it) is taken for the exception: a line further on may be anything
+        first = not frames and not any(t.strip() for t in texts[:i])
+        exc = None if text[:1].isspace() or not (frames or first) else _is_exception_line(text)
         if exc is None:
             if _TRACEBACK.match(text) and frames:
                 break  # a new, unrelated traceback

@@ -12,6 +12,7 @@ from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense import empty_partial, split
+from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
 from nccllens.parse.prefixes import SAMPLE, file_facts, split_glued, strip
@@ -34,7 +35,7 @@ def with_file_facts(hints: PathHints, raws) -> PathHints:
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
     """A surviving line with what its own prefixes state (host, rank, local rank). What the path suggests
     is no part of it: ``fill_path_hints`` adds that to the events that state nothing themselves."""
-    p = strip(raw, hints.leads)
+    p = strip(for_matching(raw), hints.leads)
     return Line(
         file=path, line=line_no, raw=raw, message=p.message,
         host=p.host or hints.line_host, rank=p.rank if p.rank is not None else hints.line_rank,
@@ -314,6 +315,8 @@ def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContex
     by_line: dict[int, Line] = {}
     for ln in lines:
         by_line.setdefault(ln.line, ln)
+        if len(ln.raw) > MATCH_MAX:
+            ctx.cut_for_matching += 1
     claimed: set[int] = set()
     out: list[dict] = []
     for fam in load_families():

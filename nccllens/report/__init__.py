@@ -6,6 +6,7 @@ import importlib
 from collections.abc import Iterable
 
 from nccllens.report.model import Report
+from nccllens.terminal import safe_report
 
 FORMATS = {
     "text": "nccllens.report.text",
@@ -16,7 +17,12 @@ FORMATS = {
 EXTENSIONS = {".json": "json", ".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "text"}
 
 
+TERMINAL_FORMATS = ("text", "md")  # text from logs is shown escaped there (nccllens.terminal)
+
+
 def render(report: Report, fmt: str, **options: object) -> str:
+    if fmt in TERMINAL_FORMATS:
+        report = safe_report(report)
     return _module(fmt).render(report, **options)
 
 
@@ -24,6 +30,8 @@ def render_pieces(report: Report, fmt: str, **options: object) -> Iterable[str]:
     """The rendered text in pieces, for writing as they come: a format that can be built piece by piece
     (JSON) says so with a ``pieces`` function; the others are one piece."""
     module = _module(fmt)
+    if fmt in TERMINAL_FORMATS:
+        report = safe_report(report)
     if hasattr(module, "pieces"):
         return module.pieces(report, **options)
     return [module.render(report, **options)]

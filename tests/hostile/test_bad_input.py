@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nccllens.ingest import sources
+from nccllens.ingest import streams
 from nccllens.pipeline import extract
 
 # real: shared/reference/samples/torch2.13_cpu_logs/torchrun_worker_exception_with_record.log
@@ -83,7 +83,7 @@ def test_corrupt_zip_is_skipped(tmp_path):
 
 
 def test_archive_bomb_is_capped_and_said(tmp_path, monkeypatch):
-    monkeypatch.setattr(sources, "MAX_ARCHIVE_BYTES", 8 << 20)
+    monkeypatch.setattr(streams, "MAX_ARCHIVE_BYTES", 8 << 20)
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("inner.log", b"A" * (64 << 20))

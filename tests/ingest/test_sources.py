@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from nccllens.ingest import sources
+from nccllens.ingest import sources, streams
 from nccllens.ingest.sources import iter_sources
 
 # real line: shared/reference/samples/torch2.13_cpu_logs/torchrun_worker_exception_with_record.log
@@ -80,7 +80,7 @@ def test_truncated_gz_raises_archive_limit_not_an_os_error(tmp_path):
 
 
 def test_archive_bomb_is_capped(tmp_path, monkeypatch):
-    monkeypatch.setattr(sources, "MAX_ARCHIVE_BYTES", 1 << 20)
+    monkeypatch.setattr(streams, "MAX_ARCHIVE_BYTES", 1 << 20)
     g = tmp_path / "bomb.log.gz"
     g.write_bytes(gzip.compress(b"x" * (4 << 20)))
     (src,) = iter_sources([str(g)])

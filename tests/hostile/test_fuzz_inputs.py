@@ -1,0 +1,124 @@
+"""Fuzzing whole inputs (issue 19): a folder with the planted CUDA OOM on rank 3 and one hostile input
+made of mutated real fixture bytes, spliced real lines, extreme numbers and dates, nested archives
+and flight-recorder dumps. Every example must end without an exception and still find the OOM.
+
+CI runs a few derandomized examples; a longer run (docs/robustness.md):
+``NCCLLENS_FUZZ_EXAMPLES=2000 python -m pytest tests/hostile/test_fuzz_inputs.py -q``.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+import os
+import pickle
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nccllens
+from nccllens.report import render
+from tests.hostile.planted import OOM
+
+EXAMPLES = int(os.environ.get("NCCLLENS_FUZZ_EXAMPLES", "6"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 1000, database=None,
+                suppress_health_check=list(HealthCheck))
+ROOT = Path(__file__).resolve().parents[2]
+FILES = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.is_file() and p.suffix in (".log", ".txt", ".out")
+               and p.stat().st_size < 256 << 10)[:120]
+LINES = [ln for p in FILES[:60] for ln in p.read_bytes().splitlines()[:60]] or [b"NCCL WARN x"]
+EXTREMES = [b"99999999999999999999", b"2147483647", b"-2147483648", b"9" * 5000, b"0000-00-00T00:00:00Z",
+            b"9999-12-31T23:59:59.999999+14:00", b"2024-02-30 25:61:61", b"[99999999999.999999]", b"nan", b"-1",
+            b"1e308", b"\x00" * 64, b"\x1b]52;c;eA==\x07", b"\xff\xfe", "\u202e".encode()]
+
+
+@st.composite
+def mutated(draw) -> bytes:
+    data = bytearray(draw(st.sampled_from(FILES)).read_bytes())
+    for _ in range(draw(st.integers(0, 6))):
+        if not data:
+            break
+        at = draw(st.integers(0, len(data) - 1))
+        how = draw(st.sampled_from(["flip", "cut", "insert", "dup"]))
+        if how == "flip":
+            data[at] ^= 1 << draw(st.integers(0, 7))
+        elif how == "cut":
+            del data[at:at + draw(st.integers(1, 4096))]
+        elif how == "insert":
+            data[at:at] = draw(st.sampled_from(EXTREMES))
+        else:
+            data[at:at] = data[at:at + draw(st.integers(1, 2048))] * draw(st.integers(1, 50))
+    return bytes(data)
+
+
+spliced = st.lists(st.one_of(st.sampled_from(LINES), st.sampled_from(EXTREMES),
+                             st.builds(lambda a, b, n: a[:n] + b, st.sampled_from(LINES), st.sampled_from(EXTREMES),
+                                       st.integers(0, 80))), max_size=60).map(b"\n".join)
+dumps = st.one_of(
+    st.recursive(st.one_of(st.none(), st.integers(), st.text(max_size=20), st.booleans()),
+                 lambda c: st.one_of(st.lists(c, max_size=5), st.dictionaries(st.text(max_size=8), c, max_size=5)),
+                 max_leaves=30).map(lambda v: pickle.dumps({"version": "2.4", "entries": [v]}, protocol=4)),
+    st.binary(max_size=64).map(lambda b: b"\x80\x04" + b),
+    st.builds(lambda n: json.dumps({"version": "2.4", "entries": [{"seq_id": n, "time_created_ns": n}]}).encode(),
+              st.integers(-(2**70), 2**70)),
+)
+
+
+def _archive(kind: str, name: str, data: bytes, inner: bytes | None) -> bytes:
+    buf = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr(name, data)
+            if inner is not None:
+                zf.writestr("inner.tar.gz", inner)
+        return buf.getvalue()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for member, payload in ((name, data), ("inner.zip", inner)):
+            if payload is None:
+                continue
+            info = tarfile.TarInfo(member)
+            info.size = len(payload)
+            tf.addfile(info, io.BytesIO(payload))
+    return buf.getvalue()
+
+
+@st.composite
+def hostile(draw) -> tuple[str, bytes]:
+    data = draw(st.one_of(mutated(), spliced, dumps))
+    name = draw(st.sampled_from(["node1.log", "fr_trace_rank_0", "error.json", "dmesg-node2.txt", "x.json"]))
+    wrap = draw(st.sampled_from(["none", "gz", "bz2", "xz", "zip", "tgz", "nested", "cut-gz"]))
+    if wrap == "gz":
+        return name + ".gz", gzip.compress(data)
+    if wrap == "cut-gz":
+        packed = gzip.compress(data)
+        return name + ".gz", packed[:draw(st.integers(0, len(packed)))]
+    if wrap == "bz2":
+        return name + ".bz2", bz2.compress(data)
+    if wrap == "xz":
+        return name + ".xz", lzma.compress(data)
+    if wrap in ("zip", "tgz"):
+        return f"bundle.{wrap}", _archive(wrap, name, data, None)
+    if wrap == "nested":
+        return "bundle.zip", _archive("zip", name, data, _archive("tgz", "deep/" + name, data, None))
+    return name, data
+
+
+@FUZZ
+@given(hostile())
+def test_no_hostile_input_stops_the_run_or_hides_the_planted_oom(case):
+    name, data = case
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "rank3.log").write_bytes(OOM)
+        (Path(tmp) / name).write_bytes(data)
+        report = nccllens.analyze([tmp])
+        assert any(f.category == "gpu_oom" and 3 in f.ranks for f in report.findings), \
+            [(f.rule, f.ranks) for f in report.findings]
+        for fmt in ("text", "json", "md", "html"):
+            assert render(report, fmt)
