@@ -39,8 +39,11 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     if isinstance(paths, str):
         paths = [paths]
     options = Options(lang, rules_dirs, select, ignore, host, rank)
+    from nccllens.report.outcome import FINISHED_PATTERNS, settle_verdict
+
     rules = load_rules(options)
-    events, inputs = extract(list(paths), [r.match.pattern for r in rules if r.match.pattern], host, rank,
+    patterns = [r.match.pattern for r in rules if r.match.pattern] + list(FINISHED_PATTERNS)
+    events, inputs = extract(list(paths), patterns, host, rank,
                              progress=progress)
     hits = evaluate(rules, events)
     findings = [finding_from_hit(hit, lang) for hit in hits]
@@ -60,6 +63,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     _node_wide(findings, job)
     verdict, ranked = rank_findings(findings, table, job, lang)
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
+    verdict = settle_verdict(verdict, table, ranks, inputs, select, lang)  # "no failure" only with proof
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
 
