@@ -114,7 +114,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
              select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
              exit_zero: bool, verbose: bool, quiet: bool) -> int:
     from nccllens.analysis import run_analysis
-    from nccllens.config import ConfigError, resolve
+    from nccllens.config import ConfigError, resolve, start_for
     from nccllens.engine import RuleError
     from nccllens.i18n import choose_language
     from nccllens.report import render_pieces
@@ -123,7 +123,8 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
     try:
-        settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on)
+        settings = resolve(rules=rules, select=select, ignore=ignore, lang=lang, fail_on=fail_on,
+                           start=start_for(paths))
         language = choose_language(lang, settings.lang)
         with _progress_bar() as progress:
             report = run_analysis(paths, lang=language, rules_dirs=[str(r) for r in settings.rules],

@@ -8,6 +8,7 @@ On the command line ``--rules`` adds directories, ``--select`` replaces the conf
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,9 @@ def _table(path: Path) -> tuple[dict | None, str]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+        where = re.search(r"\(at line (\d+), column \d+\)", str(err))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
+        raise ConfigError(f"{path}:{where.group(1) if where else 1}: invalid TOML: {message}") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         return (tool.get("nccllens") if isinstance(tool, dict) else None), text
@@ -67,12 +70,19 @@ def find_config(start: Path | None = None) -> Path | None:
                 try:
                     table, _ = _table(candidate)
                 except (ConfigError, OSError, UnicodeDecodeError):
-                    if name == "pyproject.toml":
+                    if name == "pyproject.toml" and not _mentions_us(candidate):
                         continue  # somebody else's broken pyproject is not our configuration
-                    return candidate
+                    return candidate  # ours, and broken: read_config says where
                 if table is not None:
                     return candidate
     return None
+
+
+def _mentions_us(path: Path) -> bool:
+    try:
+        return "[tool.nccllens" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _str_list(value: Any) -> bool:
@@ -115,6 +125,18 @@ def load_settings(start: Path | None = None) -> Settings:
     """The settings of the nearest configuration file, or the defaults when there is none."""
     path = find_config(start)
     return read_config(path) if path else Settings()
+
+
+def start_for(paths: list[str]) -> Path | None:
+    """Where to look for the configuration, like ruff: from the first analysed folder (or a file's
+    folder) upwards when one holds a configuration, else None (the working directory)."""
+    for p in paths:
+        if p == "-":
+            continue
+        folder = Path(p) if Path(p).is_dir() else Path(p).parent
+        if folder.exists() and find_config(folder) is not None:
+            return folder
+    return None
 
 
 def resolve(rules: list[str] | None = None, select: list[str] | None = None, ignore: list[str] | None = None,
