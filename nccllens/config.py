@@ -9,6 +9,7 @@ On the command line ``--rules`` adds directories, ``--select`` replaces the conf
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,9 @@ def _table(path: Path) -> tuple[dict | None, str]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+        where = re.search(r"\(at line (\d+), column \d+\)", str(err))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
+        raise ConfigError(f"{path}:{where.group(1) if where else 1}: invalid TOML: {message}") from None
     except RecursionError:
         raise ConfigError(f"{path}:1: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
@@ -72,12 +75,19 @@ def find_config(start: Path | None = None) -> Path | None:
             try:
                 table, _ = _table(candidate)
             except (ConfigError, OSError, UnicodeDecodeError):
-                if name == "pyproject.toml":
+                if name == "pyproject.toml" and not _mentions_us(candidate):
                     continue  # somebody else's broken pyproject is not our configuration
-                return candidate
+                return candidate  # ours, and broken: read_config says where
             if table is not None:
                 return candidate
     return None
+
+
+def _mentions_us(path: Path) -> bool:
+    try:
+        return "[tool.nccllens" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def inside_analysed(config: Path, paths: list[str]) -> bool:

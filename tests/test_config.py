@@ -74,3 +74,26 @@ def test_pyproject_keys_are_found_under_the_tool_table(tmp_path):
     with pytest.raises(ConfigError, match=r"pyproject.toml:5: lang must be one of en, zh"):
         load_settings(tmp_path)
     assert path.exists()
+
+
+def test_a_malformed_configuration_of_ours_is_an_error_with_file_and_line(tmp_path):
+    write(tmp_path / "ours" / "pyproject.toml", '[project]\nname = "x"\n\n[tool.nccllens]\nlang = "zh\n')
+    with pytest.raises(ConfigError, match=r"pyproject.toml:5: invalid TOML: "):
+        load_settings(tmp_path / "ours")
+    write(tmp_path / "theirs" / "pyproject.toml", '[project\nname = "x"\n')  # not ours: not our business
+    assert load_settings(tmp_path / "theirs").lang is None
+
+
+def test_configuration_is_found_from_the_analysed_folder_upwards(tmp_path):
+    from typer.testing import CliRunner
+
+    from nccllens.cli import app
+
+    logs = tmp_path / "job" / "logs"
+    write(logs / "rank0.log", "[rank0]:RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    write(tmp_path / "job" / "nccllens.toml", 'lang = "zh"\n')
+    result = CliRunner().invoke(app, ["analyze", str(logs), "-q"])
+    assert "结论" in result.stdout  # the job folder's nccllens.toml, not the working directory's
+    write(tmp_path / "job" / "nccllens.toml", 'lang = "zh\n')
+    result = CliRunner().invoke(app, ["analyze", str(logs), "-q"])
+    assert result.exit_code == 2 and "nccllens.toml:1: invalid TOML" in result.output

@@ -10,11 +10,11 @@ import polars as pl
 from nccllens.engine.match import RuleHit
 from nccllens.engine.peers import peer_culprits
 from nccllens.engine.validate import PLACEHOLDER_RE
+from nccllens.engine.wording import missing, reword_unknown, spoken_durations
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
 from nccllens.report.model import Evidence, Finding
 
 EVIDENCE_LINES = 5
-UNKNOWN = "?"
 
 
 def _iso(value: Any) -> str | None:
@@ -46,8 +46,13 @@ def placeholder_values(events: pl.DataFrame) -> dict[str, Any]:
     return values
 
 
-def interpolate(text: str, values: dict[str, Any]) -> str:
-    """Replace ``{name}``; unknown or null names render as ``?``; ``{{``/``}}`` are literal braces."""
+def interpolate(text: str, values: dict[str, Any], source: str | None = None) -> str:
+    """Replace ``{name}``; ``{{``/``}}`` are literal braces. A name the logs leave unknown (null, or
+    ``?``) is worded around (engine/wording.py): its clause is dropped or says "the node that wrote
+    ``source``" (default: the ``file`` value), and in a command it is ``<node>``, never ``?``."""
+    source = source if source is not None else values.get("file")
+    text = reword_unknown(text, values, PLACEHOLDER_RE.findall(text), str(source) if source else None)
+    text = spoken_durations(text, values)
 
     def one(m) -> str:
         if m.group(0) == "{{":
@@ -55,26 +60,45 @@ def interpolate(text: str, values: dict[str, Any]) -> str:
         if m.group(0) == "}}":
             return "}"
         value = values.get(m.group(1))
-        if value is None:
-            return UNKNOWN
+        if missing(value):
+            return ""  # only a name reword_unknown left: none in practice
         return _iso(value) or str(value)
 
     return PLACEHOLDER_RE.sub(one, text)
 
 
-def evidence_of(events: pl.DataFrame, limit: int = EVIDENCE_LINES) -> list[Evidence]:
-    rows = events.head(limit).select("file", "line", "raw", "message", "rank", "host", "ts").iter_rows(named=True)
-    return [
-        Evidence(
-            file=r["file"] or "",
-            line=int(r["line"] or 0),
-            text=r["raw"] if r["raw"] is not None else (r["message"] or ""),
-            rank=r["rank"],
-            host=r["host"],
-            ts=_iso(r["ts"]),
-        )
-        for r in rows
-    ]
+def _matched_text(raw: str | None, message: str | None, detail: str | None, pattern: str) -> str | None:
+    """The line ``pattern`` is about when the event's first line (``raw``) is not it: a multi-line event
+    (a traceback, a failure-table row) keeps the matched line in its ``detail`` or ``message``."""
+    if raw and (_contains(raw, pattern) or (message and message in raw and _contains(message, pattern))):
+        return None
+    for block in (detail, message):
+        for line in reversed((block or "").splitlines()):  # an exception's own line ends its block
+            if _contains(line, pattern):
+                return line.strip()
+    return None
+
+
+def _contains(text: str, pattern: str) -> bool:
+    """``pattern`` found in ``text``, with the rules' regex engine (polars / Rust regex)."""
+    return bool(pl.select(pl.lit(text).str.contains(pattern)).item())
+
+
+def evidence_of(events: pl.DataFrame, limit: int = EVIDENCE_LINES, pattern: str | None = None) -> list[Evidence]:
+    """The first ``limit`` events as evidence. With the rule's ``pattern``, each quotes the line that
+    matched: the ``KeyError: 'labels'`` that ends a traceback or a failure-table row, not its
+    ``Traceback (most recent call last):`` or ``exitcode : 1 (pid: …)`` (``file:line`` stays the
+    event's own: where that block starts)."""
+    columns = ["file", "line", "raw", "message", "rank", "host", "ts"]
+    columns += ["detail"] if pattern and "detail" in events.columns else []
+    out = []
+    for r in events.head(limit).select(columns).iter_rows(named=True):
+        text = r["raw"] if r["raw"] is not None else (r["message"] or "")
+        if pattern:
+            text = _matched_text(r["raw"], r["message"], r.get("detail"), pattern) or text
+        out.append(Evidence(file=r["file"] or "", line=int(r["line"] or 0), text=text, rank=r["rank"],
+                            host=r["host"], ts=_iso(r["ts"])))
+    return out
 
 
 def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
@@ -103,7 +127,7 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
         hosts=hosts,
         reported_by=reported_by,
         first_seen=values["first_seen"],
-        evidence=evidence_of(events),
+        evidence=evidence_of(events, pattern=rule.match.pattern),
         explains=[*rule.explains_rules, *rule.explains_categories],
         count=events.height,
         references=list(rule.references),

@@ -8,24 +8,29 @@ from pathlib import Path
 
 import jinja2
 
-from nccllens.report.first_failures import first_failures
+from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
 from nccllens.report.labels import (
     CATEGORIES,
     LABELS,
     STATE_COLOURS,
     STATES,
+    alike_note,
     category_label,
+    skip_reason,
     state_letter,
 )
+from nccllens.report.life import life_lines
 from nccllens.report.model import Finding, Report
 from nccllens.report.svg_layout import grid_picture, swimlane
 from nccllens.report.view import (
+    clock,
     compact_hosts,
     compact_ranks,
     evidence_location,
     finding_tree,
     inventory,
+    inventory_line,
     verdict_sentence,
 )
 
@@ -81,12 +86,19 @@ def context(report: Report, lang: str) -> dict:
         "host_rows": host_rows(report, max_rows=24),
         "state_counts": state_counts(report),
         "lanes": swimlane(report, lang),
-        "failures": first_failures(report, limit=40),
+        "failures": alike(first_failures(report))[:40],
         "inv": inv,
+        "life": {lg: life_lines(report, lg) for lg in LANGS},
+        "inv_line": {lg: inventory_line(inv, lg) for lg in LANGS},
+        "clock": clock,
+        "alike_note": lambda n: {lg: alike_note(n, lg) for lg in LANGS},
+        "at_least": {"en": f"at least {len(report.job.ranks_seen)}", "zh": f"至少 {len(report.job.ranks_seen)}"},
+        "skip_reasons": lambda reason: {lg: skip_reason(reason or "", lg) for lg in LANGS},
     }
 
 
-def render(report: Report, lang: str | None = None, **_: object) -> str:
-    """The HTML report; ``lang`` is the language shown first (both are embedded)."""
+def render(report: Report, lang: str | None = None, command: str | None = None, **_: object) -> str:
+    """The HTML report; ``lang`` is the language shown first (both are embedded); ``command``, the
+    command line that made it, goes in the footer (no time: the same report gives the same bytes)."""
     lang = lang if lang in LANGS else (report.lang if report.lang in LANGS else "en")
-    return environment().get_template("report.html.j2").render(**context(report, lang))
+    return environment().get_template("report.html.j2").render(**context(report, lang), command=command)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 LABELS: dict[str, tuple[str, str]] = {
     "verdict": ("Verdict", "结论"),
+    "last_signs": ("Last sign of life", "最后的活动"),
+    "culprit": ("Culprit", "故障源"),
+    "details": ("Details", "详情"),
     "root_cause": ("Root cause", "根因"),
     "no_failure": ("No failure found", "未发现故障"),
     "unknown": ("Cause not visible in these logs", "日志中看不出根因"),
@@ -54,7 +57,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "why": ("why", "原因"),
     "kind": ("kind", "类型"),
     "notes": ("notes", "备注"),
-    "attempts": ("Attempts", "重启次数"),
+    "attempts": ("Attempts", "尝试次数"),
+    "restarts": ("Restarts", "重启次数"),
     "start": ("Start", "开始"),
     "end": ("End", "结束"),
     "communicators": ("Communicators", "通信器"),
@@ -99,7 +103,7 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "dataloader_crash": ("DataLoader worker crashed", "DataLoader worker 崩溃"),
     "application_error": ("exception in the training code", "训练代码异常"),
     "nccl_internal": ("NCCL internal or usage error", "NCCL 内部或用法错误"),
-    "none": ("no failure", "无故障"),
+    "none": ("no known failure", "未发现已知故障"),
     "unknown": ("cause not visible", "看不出根因"),
 }
 
@@ -122,12 +126,53 @@ STATES: dict[str, tuple[str, str]] = {
     "culprit": ("culprit", "故障源"),
 }
 
-# one colour per state, shared by the terminal grid and the HTML grid
+# one colour per state, shared by the terminal grid and the HTML grid: the culprit loudest (red, and
+# outlined in HTML), crashed / killed / exited in oranges and pink, timed out olive, never seen muted
 STATE_COLOURS: dict[str, str] = {
-    "crashed": "#d62728", "culprit": "#d62728", "killed": "#e377c2", "exited": "#ff7f0e",
-    "timed_out": "#bcbd22", "blocked": "#9467bd", "silent": "#7f7f7f", "never_seen": "#1f1f1f",
+    "culprit": "#e41a1c", "crashed": "#fd8d3c", "killed": "#e377c2", "exited": "#fdae6b",
+    "timed_out": "#bcbd22", "blocked": "#9467bd", "silent": "#7f7f7f", "never_seen": "#e8e8e8",
     "finished": "#2ca02c", "unknown": "#c7c7c7",
 }
+
+
+# why a file was skipped (nccllens/ingest's words), in Chinese: the longest matching prefix wins
+SKIP_REASONS_ZH: dict[str, str] = {
+    "not a log": "不是日志", "Python source": "Python 源码", "shell script": "shell 脚本", "notebook": "notebook",
+    "configuration": "配置文件", "document": "文档", "image": "图片", "model weights": "模型权重",
+    "binary data": "二进制数据", "binary": "二进制文件", "data file": "数据文件", "package": "安装包",
+    "source code": "源代码", "script": "脚本", "JSON data": "JSON 数据", "pickled Python data": "pickle 数据",
+    "corrupt tar archive": "损坏的 tar 包", "corrupt zip archive": "损坏的 zip 包", "unreadable folder": "无法读取的目录",
+    "unreadable": "无法读取", "broken or looping symlink": "失效或循环的符号链接",
+    "symlink loop": "符号链接循环", "file limit reached": "达到文件数上限", "no such file or folder": "文件或目录不存在",
+}
+
+
+def skip_reason(reason: str, lang: str) -> str:
+    """A skip reason in ``lang``: ``not a log: image`` → ``不是日志：图片``; the rest (an error's own
+    text) as it was."""
+    if lang != "zh":
+        return reason
+    out = []
+    for part in reason.split(": ", 1) if reason.startswith("not a log: ") else [reason]:
+        known = max((k for k in SKIP_REASONS_ZH if part == k or part.startswith((k + " (", k + ":"))), key=len,
+                    default=None)
+        out.append(SKIP_REASONS_ZH[known] + part[len(known):] if known else part)
+    return "：".join(out)
+
+
+def alike_note(n: int, lang: str) -> str:
+    """``(+6 hosts alike)`` / ``（另有 6 个节点相同）``: hosts whose first error reads the same."""
+    return f"（另有 {n} 个节点相同）" if lang == "zh" else f"(+{n} hosts alike)"
+
+
+def colon(lang: str) -> str:
+    """``: `` in English, the full-width ``：`` in Chinese (no space after it)."""
+    return "：" if lang == "zh" else ": "
+
+
+def paren(text: str, lang: str, space: str = "  ") -> str:
+    """`` (text)`` after a sentence: full-width ``（text）`` in Chinese, with no space before it."""
+    return f"（{text}）" if lang == "zh" else f"{space}({text})"
 
 
 def label(key: str, lang: str) -> str:

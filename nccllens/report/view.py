@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
-from nccllens.report.labels import category_label, label
+from nccllens.report.labels import category_label, colon, label
 from nccllens.report.model import Finding, InputFile, Report
 
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+")
@@ -17,6 +17,20 @@ def compact_hosts(hosts: list[str], limit: int = 3) -> str:
     if len(hosts) <= limit:
         return ", ".join(hosts)
     return ", ".join(hosts[:limit]) + f" (+{len(hosts) - limit})"
+
+
+def shown_role(f: Finding, nested: bool) -> str:
+    """The role a reader sees: a finding folded under a cause's symptoms is a symptom there, even when
+    the ranking kept it as a (narrower) cause; the JSON keeps the ranking's role."""
+    return "symptom" if nested and f.role == "cause" else f.role
+
+
+def clock(ts: str | None) -> str:
+    """A timestamp as shown: ISO 8601 to the second, every one alike (``2026-11-22T03:49:45``, not
+    ``…T03:49:45.387000``); the JSON keeps the full value."""
+    if not ts:
+        return ""
+    return ts[:19] if len(ts) > 19 and ts[10:11] in ("T", " ") and ts[16:17] == ":" else ts
 
 
 def first_step(remediation: str) -> str:
@@ -53,20 +67,22 @@ def verdict_sentence(report: Report, lang: str | None = None) -> str:
     v = report.verdict
     top = top_finding(report)
     summary = v.summary_in(lang) if lang != report.lang else v.summary
-    if top is None:
-        head = category_label(v.category, lang)
-        return f"{head}: {summary}" if summary else head
+    if top is None:  # the summary says it all ("No known failure pattern in ...", "The logs do not show ...")
+        return summary or category_label(v.category, lang)
     zh = lang == "zh"
     sep = "，" if zh else ", "
-    parts = [f"{category_label(top.category, lang)}: {top.text('title', lang)}"]
+    parts = [f"{category_label(top.category, lang)}{colon(lang)}{top.text('title', lang)}"]
     title = top.text("title", lang)
-    place = where(top, lang)
-    if top.hosts and all(h in title for h in top.hosts):  # the title names the hosts already
-        place = f"{label('rank', lang)} {compact_ranks(top.ranks)}" if top.ranks else ""
+    # say each datum once: what the title names already (its hosts, its ranks) is not repeated
+    hosts = [] if top.hosts and all(h in title for h in top.hosts) else top.hosts
+    ranks = [] if top.ranks and re.search(r"\b(?:rank|Rank)(?:\(s\)|s)?\s+" + re.escape(compact_ranks(top.ranks))
+                                          + r"(?![\d,-])", title) else top.ranks
+    place = " / ".join(filter(None, [compact_hosts(hosts) if hosts else "",
+                                     f"{label('rank', lang)} {compact_ranks(ranks)}" if ranks else ""]))
     if place:
         parts.append(f"{label('on', lang)} {place}")
     if top.first_seen:
-        parts.append(f"{label('at', lang)} {top.first_seen}")
+        parts.append(f"{label('at', lang)} {clock(top.first_seen)}")
     sentence = sep.join(parts)
     step = first_step(top.text("remediation", lang))
     if step:
@@ -130,9 +146,12 @@ def inventory(report: Report) -> Inventory:
 
 
 def inventory_line(inv: Inventory, lang: str) -> str:
-    return (f"{len(inv.read)} {label('files', lang)} {label('read', lang)} "
-            f"({inv.lines} {label('lines', lang)}, {inv.events} {label('events', lang)}), "
-            f"{len(inv.skipped)} {label('skipped', lang)}")
+    """``14 files read (250 lines, 38 events), 1 skipped`` / ``已读取 14 个文件（250 行，38 个事件），跳过 1 个``."""
+    if lang == "zh":
+        return (f"已读取 {len(inv.read)} 个文件（{inv.lines} 行，{inv.events} 个事件），"
+                f"跳过 {len(inv.skipped)} 个")
+    files = "file" if len(inv.read) == 1 else "files"
+    return f"{len(inv.read)} {files} read ({inv.lines} lines, {inv.events} events), {len(inv.skipped)} skipped"
 
 
 def evidence_location(file: str, line: int) -> str:

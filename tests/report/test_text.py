@@ -59,7 +59,12 @@ def test_first_failures_earliest_first_per_host():
 def test_inventory_says_what_was_skipped_and_why():
     out = xid_report().to_text(color=False, width=120)
     assert "9 files read (12200 lines, 99 events), 2 skipped" in out
-    assert "skipped gpu-node-03/core.1234: binary file (core dump)" in out
+    assert "1 skipped: binary file (core dump)" in out  # counts per reason; -v lists the files
+    assert "gpu-node-03/core.1234" not in out
+    verbose = xid_report().to_text(color=False, width=120, verbose=True)
+    assert "skipped gpu-node-03/core.1234: binary file (core dump)" in verbose
+    zh = xid_report("zh").to_text(color=False, width=120)
+    assert "已读取 9 个文件（12200 行，99 个事件），跳过 2 个" in zh and "跳过 1 个：binary file (core dump)" in zh
 
 
 def test_chinese_headings_and_finding_text():
@@ -72,10 +77,10 @@ def test_chinese_headings_and_finding_text():
 
 def test_healthy_and_unknown_verdicts():
     healthy = healthy_report().to_text(color=False, width=100)
-    assert healthy.startswith("Verdict: no failure: No failure found in the logs.")
+    assert healthy.startswith("Verdict: No failure found in the logs.")  # the summary, not a label before it
     assert "F finished (16)" in healthy
     unknown = unknown_report().to_text(color=False, width=100)
-    assert unknown.startswith("Verdict: cause not visible: only watchdog timeouts")
+    assert unknown.startswith("Verdict: only watchdog timeouts")
     assert "N never seen (6)" in unknown
 
 
@@ -113,3 +118,62 @@ def test_log_text_is_not_rich_markup():
     report.findings[0].evidence[0].text = "[bold red]not markup[/bold red] [link=x]y[/link]"
     out = report.to_text(color=False, width=200)
     assert "[bold red]not markup[/bold red] [link=x]y[/link]" in out
+
+
+def test_chinese_skip_reasons_are_translated():
+    from nccllens.report.labels import skip_reason
+
+    assert skip_reason("not a log: image", "zh") == "不是日志：图片"
+    assert skip_reason("corrupt tar archive (truncated header)", "zh") == "损坏的 tar 包 (truncated header)"
+    assert skip_reason("binary file (core dump)", "zh") == "binary file (core dump)"  # unknown words stay
+    out = xid_report("zh").to_text(color=False, width=120)
+    assert "跳过 1 个：不是日志：配置文件" in out
+    html = xid_report("zh").to_html()
+    assert "不是日志：配置文件" in html and "已读取 9 个文件（12200 行，99 个事件），跳过 2 个" in html
+
+
+def test_timestamps_are_shown_at_one_precision():
+    import re
+    from pathlib import Path
+
+    import nccllens
+
+    report = nccllens.analyze(str(Path(__file__).resolve().parents[2] / "fixtures" / "exception_one_rank"))
+    assert any(f.first_seen and "." in f.first_seen for f in report.findings)  # the JSON keeps the fraction
+    text = report.to_text(color=False, width=400).splitlines()
+    heads = [line for line in text if re.match(r"\s*F\d+ ", line)]  # not the quoted log lines
+    rows = [line for line in report.to_markdown().splitlines() if line.startswith("| F")]
+    for line in heads + rows:
+        assert not re.search(r"\d\d:\d\d:\d\d\.\d", line), line
+    assert any("2026-11-22T03:49:45" in line for line in heads + rows)
+
+
+def test_a_finding_folded_under_a_cause_is_never_labelled_cause():
+    from pathlib import Path
+
+    import nccllens
+
+    report = nccllens.analyze(str(Path(__file__).resolve().parents[2] / "fixtures" / "master_port_in_use"))
+    nested = [f for f in report.findings if f.role == "cause" and f.explained_by]
+    assert nested  # the ranking keeps NL-STORE-008 a (narrower) cause under the port-in-use cause
+    text = report.to_text(color=False, width=300).splitlines()
+    shown = [line for line in text if line.lstrip().startswith(f"{nested[0].id} ")]
+    assert shown and " symptom · " in shown[0] and " cause · " not in shown[0]
+    md = report.to_markdown()
+    assert f"| {nested[0].id} | error | symptom |" in md or f"| {nested[0].id} | warning | symptom |" in md
+    html = report.to_html()
+    article = html.split(f'id="finding-{nested[0].id}"', 1)[1].split("</h3>", 1)[0]
+    assert "Symptom" in article or "symptom" in article
+
+
+def test_the_verdict_says_each_datum_once():
+    from pathlib import Path
+
+    import nccllens
+    from nccllens.report.view import verdict_sentence
+
+    report = nccllens.analyze(str(Path(__file__).resolve().parents[2] / "fixtures" / "exception_one_rank"))
+    en, zh = verdict_sentence(report, "en"), verdict_sentence(report, "zh")
+    assert en.startswith("exception in the training code: KeyError in the training code on rank(s) 3, on node-b, at ")
+    assert en.count("rank(s) 3") == 2  # the title and the first step, not a third "/ rank 3"
+    assert zh.startswith("训练代码异常：rank 3 训练代码抛出 KeyError，位于 node-b，时间 ")
