@@ -38,13 +38,13 @@ FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|# Using devices|# Avg bus bandwidth|# Out of bounds values"
-             r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: |[Tt]raining finished"
+             r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
              r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
 # nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
 # the job says it finished: DeepSpeed's launcher per process, HF Trainer, Lightning
-FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
-                      r"|\b[Tt]raining finished\b")
+# (not a bare "training finished": a wrapper script echoes it after a failed command too)
+FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: ")
 # work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
 COUNT = re.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
