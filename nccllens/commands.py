@@ -131,6 +131,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     from nccllens.engine import RuleError
     from nccllens.i18n import choose_language
     from nccllens.report import render_pieces
+    from nccllens.report.outcome import nothing_read
 
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower(), "text") if output else "text"
@@ -145,6 +146,10 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
                                   progress=progress, config=str(settings.source) if settings.source else None)
     except (ConfigError, RuleError, ValueError, OSError) as exc:
         _err(str(exc))
+        return 2
+    empty = nothing_read(paths, report.inputs)
+    if empty:  # like pytest's "no tests ran": an input problem, not a healthy job
+        _err(empty)
         return 2
     fail_on = settings.fail_on or "error"
     if fail_on not in _RANK:
@@ -193,10 +198,15 @@ def ranks(paths: list[str], *, lang: str | None) -> int:
         return 2
     with workers.early(paths):  # before anything loads polars
         from nccllens.analysis import run_analysis
+        from nccllens.report.outcome import nothing_read
         from nccllens.report.rank_table import render_ranks
         from nccllens.terminal import safe_report
 
         report = run_analysis(paths, lang=_lang(lang))
+    empty = nothing_read(paths, report.inputs)
+    if empty:
+        _err(empty)
+        return 2
     return 0 if _to_stdout([render_ranks(safe_report(report))]) else 2
 
 

@@ -90,3 +90,54 @@ def test_the_installed_command_exits_at_once_with_its_code_and_all_its_output(tm
     out = subprocess.run([sys.executable, "-m", "nccllens.cli", "analyze", str(tmp_path / "nope")],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "no such file or folder" in out.stderr
+
+
+def _one_error_line(result) -> str:
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_reading_nothing_is_an_input_error_not_a_healthy_job(tmp_path):
+    """pytest exits 5 on "no tests ran"; an empty folder, a folder of non-logs, empty stdin and a corrupt
+    archive are exit 2 with one line saying why, never "no failure"."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "pictures").mkdir()
+    (tmp_path / "pictures" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(64))
+    (tmp_path / "logs.tar.gz").write_bytes(b"\x1f\x8b\x08\0 definitely not a gzip stream" * 4)
+    cases = {str(tmp_path / "empty"): "no files in", str(tmp_path / "pictures"): "not a log",
+             str(tmp_path / "logs.tar.gz"): "logs.tar.gz"}
+    for path, why in cases.items():
+        result = runner.invoke(app, ["analyze", path])
+        assert result.exit_code == 2, (path, result.output)
+        line = _one_error_line(result)
+        assert line.startswith("nccllens: nothing to analyze") and why in line
+        assert "no failure" not in result.output.lower()
+    result = runner.invoke(app, ["analyze", "-"], input="")
+    assert result.exit_code == 2 and "standard input is empty" in _one_error_line(result)
+
+
+def test_no_failure_needs_proof_that_the_job_finished():
+    finished = json.loads(runner.invoke(app, ["analyze", str(ROOT / "fixtures" / "healthy_clean"), "-f", "json"]).stdout)
+    assert finished["verdict"]["category"] == "none"
+    assert finished["verdict"]["summary"].startswith("No failure found: the logs show the job finished (")
+    assert "node-a/console.log:57" in finished["verdict"]["summary"]  # torchrun's "successfully finished"
+    assert "已正常结束" in finished["verdict"]["texts"]["zh"]
+    # the same kind of run cut before its end: nothing proves it finished
+    unproven = json.loads(runner.invoke(app, ["analyze", str(ROOT / "fixtures" / "healthy_shutdown_warnings"),
+                                              "-f", "json"]).stdout)
+    summary = unproven["verdict"]["summary"]
+    assert unproven["verdict"]["category"] == "none"  # the contract's category is the ranking's
+    assert "No failure found" not in summary and summary.startswith("No known failure pattern in 2 files")
+    assert "Collect" in summary and "dmesg" in summary
+    nccl_tests = ROOT / "fixtures" / "public" / "nccltests_3node_a100_allreduce_ok"
+    summary = json.loads(runner.invoke(app, ["analyze", str(nccl_tests), "-f", "json"]).stdout)["verdict"]["summary"]
+    assert summary.startswith("No failure found") and "all_reduce_perf.log:" in summary  # "# Avg bus bandwidth"
+
+
+def test_select_that_leaves_nothing_says_so():
+    result = runner.invoke(app, ["analyze", str(ROOT / "fixtures" / "healthy_shutdown_warnings"),
+                                 "--select", "NL-GPU-001"])
+    assert result.exit_code == 0
+    assert "Nothing to report for --select NL-GPU-001" in result.stdout
+    assert "No failure found" not in result.stdout

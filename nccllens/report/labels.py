@@ -99,7 +99,7 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "dataloader_crash": ("DataLoader worker crashed", "DataLoader worker 崩溃"),
     "application_error": ("exception in the training code", "训练代码异常"),
     "nccl_internal": ("NCCL internal or usage error", "NCCL 内部或用法错误"),
-    "none": ("no failure", "无故障"),
+    "none": ("no known failure", "未发现已知故障"),
     "unknown": ("cause not visible", "看不出根因"),
 }
 

@@ -53,9 +53,8 @@ def verdict_sentence(report: Report, lang: str | None = None) -> str:
     v = report.verdict
     top = top_finding(report)
     summary = v.summary_in(lang) if lang != report.lang else v.summary
-    if top is None:
-        head = category_label(v.category, lang)
-        return f"{head}: {summary}" if summary else head
+    if top is None:  # the summary says it all ("No known failure pattern in ...", "The logs do not show ...")
+        return summary or category_label(v.category, lang)
     zh = lang == "zh"
     sep = "，" if zh else ", "
     parts = [f"{category_label(top.category, lang)}: {top.text('title', lang)}"]
