@@ -39,9 +39,11 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     if isinstance(paths, str):
         paths = [paths]
     options = Options(lang, rules_dirs, select, ignore, host, rank)
+    from nccllens.report.outcome import FINISHED_PATTERNS, settle_verdict
+
     rules = load_rules(options)
-    events, inputs, summaries = extract_tables(list(paths), [r.match.pattern for r in rules if r.match.pattern],
-                                               host, rank, progress=progress)
+    patterns = [r.match.pattern for r in rules if r.match.pattern] + list(FINISHED_PATTERNS)
+    events, inputs, summaries = extract_tables(list(paths), patterns, host, rank, progress=progress)
     hits = evaluate(rules, events)
     findings = [finding_from_hit(hit, lang) for hit in hits]
     table = normalize(events)  # once: the analyses, the job model and the ranking all read it
@@ -62,6 +64,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
+    verdict = settle_verdict(verdict, table, ranks, inputs, select, lang)  # "no failure" only with proof
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
 
