@@ -46,7 +46,7 @@ def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(
     if first_seen is None and evidence.height:
         first_seen = evidence["ts"].drop_nulls().min()
     vals = {"ranks": compact_ranks(ranks) if ranks else None, "hosts": ", ".join(hosts) if hosts else None,
-            "count": evidence.height, **values}
+            "count": evidence.height, "file": str(evidence["file"][0]) if evidence.height else None, **values}
     return Finding(
         id="", rule=analysis_id, category=category or s["category"], severity=s["severity"], role=s["role"],
         confidence=round(confidence if confidence is not None else s["confidence"], 2),
