@@ -10,11 +10,11 @@ import polars as pl
 from nccllens.engine.match import RuleHit
 from nccllens.engine.peers import peer_culprits
 from nccllens.engine.validate import PLACEHOLDER_RE
+from nccllens.engine.wording import missing, reword_unknown
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
 from nccllens.report.model import Evidence, Finding
 
 EVIDENCE_LINES = 5
-UNKNOWN = "?"
 
 
 def _iso(value: Any) -> str | None:
@@ -46,8 +46,12 @@ def placeholder_values(events: pl.DataFrame) -> dict[str, Any]:
     return values
 
 
-def interpolate(text: str, values: dict[str, Any]) -> str:
-    """Replace ``{name}``; unknown or null names render as ``?``; ``{{``/``}}`` are literal braces."""
+def interpolate(text: str, values: dict[str, Any], source: str | None = None) -> str:
+    """Replace ``{name}``; ``{{``/``}}`` are literal braces. A name the logs leave unknown (null, or
+    ``?``) is worded around (engine/wording.py): its clause is dropped or says "the node that wrote
+    ``source``" (default: the ``file`` value), and in a command it is ``<node>``, never ``?``."""
+    source = source if source is not None else values.get("file")
+    text = reword_unknown(text, values, PLACEHOLDER_RE.findall(text), str(source) if source else None)
 
     def one(m) -> str:
         if m.group(0) == "{{":
@@ -55,8 +59,8 @@ def interpolate(text: str, values: dict[str, Any]) -> str:
         if m.group(0) == "}}":
             return "}"
         value = values.get(m.group(1))
-        if value is None:
-            return UNKNOWN
+        if missing(value):
+            return ""  # only a name reword_unknown left: none in practice
         return _iso(value) or str(value)
 
     return PLACEHOLDER_RE.sub(one, text)

@@ -15,10 +15,10 @@ def test_compact_ranks():
     assert compact_ranks([]) == ""
 
 
-def test_interpolate_unknown_and_null_become_question_marks():
+def test_interpolate_words_around_unknown_and_null_values():
     assert interpolate("GPU {pci} on {host} ({count})", {"pci": "0000:5d:00", "host": None, "count": 3}) == (
-        "GPU 0000:5d:00 on ? (3)")
-    assert interpolate("{nope} and {{literal}} and ${NCCL_IB_HCA}", {}) == "? and {literal} and ${NCCL_IB_HCA}"
+        "GPU 0000:5d:00 (3)")  # no "on ?": the clause goes (engine/wording.py; tests/engine/test_wording.py)
+    assert interpolate("{nope} and {{literal}} and ${NCCL_IB_HCA}", {}) == "And {literal} and ${NCCL_IB_HCA}"
 
 
 def test_finding_carries_culprits_evidence_and_text_in_both_languages():
@@ -34,7 +34,7 @@ def test_finding_carries_culprits_evidence_and_text_in_both_languages():
     assert en.ranks == [0, 1, 2, 3, 8, 9] and en.hosts == ["node0", "node2"]
     assert en.count == 6
     assert en.first_seen == "2024-10-03T18:37:01"  # rank 9 printed first
-    assert en.title == "on node2 ranks 0-3,8,9 xid ?"
+    assert en.title == "on node2 ranks 0-3,8,9 xid"  # no xid in the lines: worded around, no "?"
     assert [e.rank for e in en.evidence] == [9, 8, 3, 2, 1]  # five lines, earliest first
     assert en.evidence[0].file == "rank9.log" and en.evidence[0].line == 19 and en.evidence[0].text == WATCHDOG
     assert en.evidence[0].ts == "2024-10-03T18:37:01"
@@ -47,7 +47,7 @@ def test_typed_placeholders_come_from_the_first_event_that_states_them():
     events = table(event(XID79, line=1, host="gpu-node-07"), event(XID79, line=2, xid=79, host="gpu-node-07"))
     (hit,) = evaluate([r], events)
     f = finding_from_hit(hit, "en")
-    assert f.title == "on gpu-node-07 ranks ? xid 79"
+    assert f.title == "on gpu-node-07 a rank xid 79"  # no rank in the lines: "a rank", never "?"
     assert f.ranks == [] and f.first_seen is None
 
 
