@@ -66,19 +66,38 @@ def interpolate(text: str, values: dict[str, Any], source: str | None = None) ->
     return PLACEHOLDER_RE.sub(one, text)
 
 
-def evidence_of(events: pl.DataFrame, limit: int = EVIDENCE_LINES) -> list[Evidence]:
-    rows = events.head(limit).select("file", "line", "raw", "message", "rank", "host", "ts").iter_rows(named=True)
-    return [
-        Evidence(
-            file=r["file"] or "",
-            line=int(r["line"] or 0),
-            text=r["raw"] if r["raw"] is not None else (r["message"] or ""),
-            rank=r["rank"],
-            host=r["host"],
-            ts=_iso(r["ts"]),
-        )
-        for r in rows
-    ]
+def _matched_text(raw: str | None, message: str | None, detail: str | None, pattern: str) -> str | None:
+    """The line ``pattern`` is about when the event's first line (``raw``) is not it: a multi-line event
+    (a traceback, a failure-table row) keeps the matched line in its ``detail`` or ``message``."""
+    if raw and (_contains(raw, pattern) or (message and message in raw and _contains(message, pattern))):
+        return None
+    for block in (detail, message):
+        for line in reversed((block or "").splitlines()):  # an exception's own line ends its block
+            if _contains(line, pattern):
+                return line.strip()
+    return None
+
+
+def _contains(text: str, pattern: str) -> bool:
+    """``pattern`` found in ``text``, with the rules' regex engine (polars / Rust regex)."""
+    return bool(pl.select(pl.lit(text).str.contains(pattern)).item())
+
+
+def evidence_of(events: pl.DataFrame, limit: int = EVIDENCE_LINES, pattern: str | None = None) -> list[Evidence]:
+    """The first ``limit`` events as evidence. With the rule's ``pattern``, each quotes the line that
+    matched: the ``KeyError: 'labels'`` that ends a traceback or a failure-table row, not its
+    ``Traceback (most recent call last):`` or ``exitcode : 1 (pid: …)`` (``file:line`` stays the
+    event's own: where that block starts)."""
+    columns = ["file", "line", "raw", "message", "rank", "host", "ts"]
+    columns += ["detail"] if pattern and "detail" in events.columns else []
+    out = []
+    for r in events.head(limit).select(columns).iter_rows(named=True):
+        text = r["raw"] if r["raw"] is not None else (r["message"] or "")
+        if pattern:
+            text = _matched_text(r["raw"], r["message"], r.get("detail"), pattern) or text
+        out.append(Evidence(file=r["file"] or "", line=int(r["line"] or 0), text=text, rank=r["rank"],
+                            host=r["host"], ts=_iso(r["ts"])))
+    return out
 
 
 def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
@@ -107,7 +126,7 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
         hosts=hosts,
         reported_by=reported_by,
         first_seen=values["first_seen"],
-        evidence=evidence_of(events),
+        evidence=evidence_of(events, pattern=rule.match.pattern),
         explains=[*rule.explains_rules, *rule.explains_categories],
         count=events.height,
         references=list(rule.references),
