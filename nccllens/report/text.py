@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import sys
 
 from rich.console import Console
 from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from nccllens.report.labels import category_label, label
 from nccllens.report.model import Finding, Report
+from nccllens.report.next_steps import next_steps, skip_reasons, summary_line
 from nccllens.report.text_grid import grid_lines, timeline_lines
 from nccllens.report.view import (
     evidence_location,
@@ -27,6 +30,7 @@ from nccllens.report.view import (
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "dim"}
 EVIDENCE_LINES = {"cause": 3, "symptom": 1, "context": 1}
 INVENTORY_LIMIT = 12
+NUMBERED = re.compile(r"^(\s*(?:\d+[.)]|[-*])\s+)")
 
 
 def want_colour(color: bool | None, env: dict[str, str] | None = None, isatty: bool | None = None) -> bool:
@@ -41,11 +45,13 @@ def want_colour(color: bool | None, env: dict[str, str] | None = None, isatty: b
     return sys.stdout.isatty() if isatty is None else isatty
 
 
-def _console(color: bool, width: int) -> Console:
+def _console(color: bool, width: int, wrap: bool = True) -> Console:
     truecolor = os.environ.get("COLORTERM", "") in ("truecolor", "24bit")
-    return Console(file=io.StringIO(), width=width, force_terminal=color, no_color=not color,
-                   color_system=("truecolor" if truecolor else "256") if color else None,
-                   highlight=False, emoji=False, markup=False, soft_wrap=False, record=True)
+    console = Console(file=io.StringIO(), width=width, force_terminal=color, no_color=not color,
+                      color_system=("truecolor" if truecolor else "256") if color else None,
+                      highlight=False, emoji=False, markup=False, soft_wrap=False, record=True)
+    console.wrap = wrap  # type: ignore[attr-defined]  # False: piped, a line stays one line
+    return console
 
 
 def _heading(console: Console, text: str) -> None:
@@ -54,13 +60,38 @@ def _heading(console: Console, text: str) -> None:
 
 
 def _out(console: Console, text: Text, indent: int) -> None:
-    """Print ``text`` wrapped under its own indentation."""
+    """Print ``text`` wrapped under its own indentation (a hanging indent); unwrapped when piped, so
+    that a command copied from it is still one line."""
+    if not getattr(console, "wrap", True):
+        console.print(Text(" " * indent) + text, soft_wrap=True)
+        return
     console.print(Padding(text, (0, 0, 0, indent), expand=False), overflow="fold")
+
+
+def _hang(console: Console, prefix: Text, body: Text, indent: int) -> None:
+    """``prefix`` then ``body``, wrapped lines of ``body`` under its own start (a hanging indent)."""
+    if not getattr(console, "wrap", True):
+        console.print(Text(" " * indent) + prefix + body, soft_wrap=True)
+        return
+    grid = Table.grid()
+    if indent:
+        grid.add_column(width=indent)
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(*([Text("")] if indent else []), prefix, body)
+    console.print(grid)
+
+
+def _numbered(console: Console, line: str, indent: int) -> None:
+    m = NUMBERED.match(line)
+    if m:
+        _hang(console, Text(m.group(1)), Text(line[m.end(1):]), indent)
+    else:
+        _out(console, Text(line), indent)
 
 
 def _finding(console: Console, f: Finding, lang: str, indent: int) -> None:
     head = Text()
-    head.append(f"{f.id} ", style="bold")
     head.append(f" {label(f.severity, lang).upper()} ", style=SEVERITY_STYLE.get(f.severity, ""))
     head.append(f" {label(f.role, lang)} · {category_label(f.category, lang)} · {f.rule}  ", style="dim")
     head.append(f.text("title", lang), style="bold")
@@ -69,7 +100,7 @@ def _finding(console: Console, f: Finding, lang: str, indent: int) -> None:
         head.append(f"  [{place}]", style="magenta")
     if f.first_seen:
         head.append(f"  {f.first_seen}", style="cyan")
-    _out(console, head, indent)
+    _hang(console, Text(f"{f.id} ", style="bold"), head, indent)
     pad = indent + 4
     if f.role == "cause":
         summary = f.text("summary", lang)
@@ -79,7 +110,7 @@ def _finding(console: Console, f: Finding, lang: str, indent: int) -> None:
         if remediation:
             _out(console, Text(label("remediation", lang) + ":", style="bold green"), pad)
             for line in remediation.splitlines():
-                _out(console, Text(line), pad + 2)
+                _numbered(console, line, pad + 2)
     shown = EVIDENCE_LINES.get(f.role, 1)
     for e in f.evidence[:shown]:
         line = Text(evidence_location(e.file, e.line), style="blue")
@@ -103,43 +134,65 @@ def _findings(console: Console, report: Report, lang: str) -> None:
                 _finding(console, child, lang, 6)
 
 
-def _inputs(console: Console, report: Report, lang: str) -> None:
+def _inputs(console: Console, report: Report, lang: str, verbose: bool) -> None:
     inv = inventory(report)
     _heading(console, label("inputs", lang))
     console.print(Text(inventory_line(inv, lang)))
+    if not verbose:  # counts only; -v lists every file
+        for reason, n in skip_reasons(report):
+            said = f"跳过 {n} 个：{reason}" if lang == "zh" else f"{n} skipped: {reason}"
+            _out(console, Text(said, style="yellow"), 2)
+        return
     for i in inv.read[:INVENTORY_LIMIT]:
         detail = f"{i.lines} {label('lines', lang)}, {i.events} {label('events', lang)}"
         extra = ", ".join(filter(None, [i.kind, i.host, *i.notes]))
-        console.print(Text(f"  {label('read', lang)}    {i.path}  ({detail}{', ' + extra if extra else ''})"),
-                      overflow="fold")
+        _out(console, Text(f"{label('read', lang)}    {i.path}  ({detail}{', ' + extra if extra else ''})"), 2)
     if len(inv.read) > INVENTORY_LIMIT:
         console.print(Text(f"  … +{len(inv.read) - INVENTORY_LIMIT} {label('files', lang)}", style="dim"))
     for i in inv.skipped:
-        console.print(Text(f"  {label('skipped', lang)} {i.path}: {i.skipped}", style="yellow"), overflow="fold")
+        _out(console, Text(f"{label('skipped', lang)} {i.path}: {i.skipped}", style="yellow"), 2)
 
 
-def build(report: Report, color: bool, width: int, lang: str) -> Console:
-    console = _console(color, width)
+def _next_steps(console: Console, report: Report, lang: str) -> None:
+    steps = next_steps(report, lang)
+    if steps:
+        _heading(console, label("remediation", lang))
+        for n, step in enumerate(steps, 1):
+            _numbered(console, f"{n}. {step}", 2)
+
+
+def build(report: Report, color: bool, width: int, lang: str, verbose: bool = False, quiet: bool = False,
+          wrap: bool = True) -> Console:
+    console = _console(color, width, wrap)
     verdict = Text(f"{label('verdict', lang)}: ", style="bold")
     style = "bold green" if report.verdict.category == "none" else "bold red"
     verdict.append(verdict_sentence(report, lang), style=style)
     verdict.append(f"  ({label('confidence', lang)} {report.verdict.confidence:.2f})", style="dim")
-    console.print(verdict)
-    _findings(console, report, lang)
-    _heading(console, label("ranks", lang))
-    for line in grid_lines(report, width, lang):
-        console.print(line, no_wrap=True, overflow="ellipsis")
-    _heading(console, label("timeline", lang))
-    for line in timeline_lines(report, width, lang):
-        console.print(line, no_wrap=True, overflow="ellipsis")
-    _inputs(console, report, lang)
+    _out(console, verdict, 0)
+    if not quiet:
+        _next_steps(console, report, lang)
+        _findings(console, report, lang)
+        _heading(console, label("ranks", lang))
+        for line in grid_lines(report, width, lang):
+            console.print(line, no_wrap=True, overflow="ellipsis")
+        _heading(console, label("timeline", lang))
+        for line in timeline_lines(report, width, lang):
+            console.print(line, no_wrap=True, overflow="ellipsis")
+        _inputs(console, report, lang, verbose)
+    console.print()
+    _out(console, Text(summary_line(report, lang), style="bold"), 0)
     return console
 
 
 def render(report: Report, color: bool | None = None, width: int | None = None, lang: str | None = None,
-           **_: object) -> str:
-    """The report for a terminal. ``color``: None decides from NO_COLOR / FORCE_COLOR / isatty."""
+           verbose: bool = False, quiet: bool = False, wrap: bool | None = None, **_: object) -> str:
+    """The report for a terminal. ``color``: None decides from NO_COLOR / FORCE_COLOR / isatty.
+    ``wrap``: None wraps when a ``width`` is given or stdout is a terminal (piped output is not
+    wrapped: a pasted command must stay whole). ``verbose`` lists every input file; ``quiet`` prints
+    the verdict and the summary line only."""
+    if wrap is None:
+        wrap = width is not None or sys.stdout.isatty()
     width = width or shutil.get_terminal_size((100, 24)).columns
-    console = build(report, want_colour(color), max(40, width), lang or report.lang)
+    console = build(report, want_colour(color), max(40, width), lang or report.lang, verbose, quiet, wrap)
     text = console.file.getvalue()  # type: ignore[attr-defined]
     return "\n".join(line.rstrip() for line in text.split("\n"))

@@ -129,9 +129,12 @@ def inventory(report: Report) -> Inventory:
 
 
 def inventory_line(inv: Inventory, lang: str) -> str:
-    return (f"{len(inv.read)} {label('files', lang)} {label('read', lang)} "
-            f"({inv.lines} {label('lines', lang)}, {inv.events} {label('events', lang)}), "
-            f"{len(inv.skipped)} {label('skipped', lang)}")
+    """``14 files read (250 lines, 38 events), 1 skipped`` / ``已读取 14 个文件（250 行，38 个事件），跳过 1 个``."""
+    if lang == "zh":
+        return (f"已读取 {len(inv.read)} 个文件（{inv.lines} 行，{inv.events} 个事件），"
+                f"跳过 {len(inv.skipped)} 个")
+    files = "file" if len(inv.read) == 1 else "files"
+    return f"{len(inv.read)} {files} read ({inv.lines} lines, {inv.events} events), {len(inv.skipped)} skipped"
 
 
 def evidence_location(file: str, line: int) -> str:

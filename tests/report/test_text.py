@@ -59,7 +59,12 @@ def test_first_failures_earliest_first_per_host():
 def test_inventory_says_what_was_skipped_and_why():
     out = xid_report().to_text(color=False, width=120)
     assert "9 files read (12200 lines, 99 events), 2 skipped" in out
-    assert "skipped gpu-node-03/core.1234: binary file (core dump)" in out
+    assert "1 skipped: binary file (core dump)" in out  # counts per reason; -v lists the files
+    assert "gpu-node-03/core.1234" not in out
+    verbose = xid_report().to_text(color=False, width=120, verbose=True)
+    assert "skipped gpu-node-03/core.1234: binary file (core dump)" in verbose
+    zh = xid_report("zh").to_text(color=False, width=120)
+    assert "已读取 9 个文件（12200 行，99 个事件），跳过 2 个" in zh and "跳过 1 个：binary file (core dump)" in zh
 
 
 def test_chinese_headings_and_finding_text():
