@@ -7,6 +7,7 @@ from enum import Enum
 from pathlib import Path
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from nccllens import allocator
 
@@ -20,7 +21,65 @@ app = typer.Typer(
     help="Find the quiet first cause of a failed distributed training job in its logs.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+FLAG = ""  # the metavar of an option without a value: nothing, not "<bool>"
+
+
+def _plain_metavars(params: list) -> list:
+    """Help without typer's type column for flags and arguments (``<bool>``, ``<list[str]>``): a flag
+    takes no value, and an argument's metavar (``PATH...``) says what it takes."""
+    for param in params:
+        if isinstance(param, TyperArgument) or getattr(param, "is_flag", False):
+            param.display_type_rich = _no_type  # type: ignore[method-assign]
+        elif param.metavar is None:  # "<str>", "<list[Path]>": the option's own name says more
+            param.metavar = (param.name or "value").upper()
+    return params
+
+
+class Command(TyperCommand):
+    def get_params(self, ctx):
+        return _plain_metavars(super().get_params(ctx))
+
+
+class Group(TyperGroup):
+    def get_params(self, ctx):
+        return _plain_metavars(super().get_params(ctx))
+
+
+def _no_type(ctx=None) -> None:
+    return None
+
+
+app.info.cls = Group  # the top-level help too
+
+def _version(value: bool) -> None:
+    if value:
+        from nccllens import __version__
+
+        typer.echo(f"nccllens {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", "-V", metavar=FLAG, callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Find the quiet first cause of a failed distributed training job in its logs."""
+
+
+ANALYZE_EXAMPLES = """Analyze the logs of a failed job and report the root cause.
+
+Examples:
+
+  nccllens analyze logs/                      # every file below logs/, archives too
+
+  nccllens analyze job-1234.tar.gz -o report.html
+
+  kubectl logs trainer-0 | nccllens analyze - --host trainer-0
+
+  nccllens analyze logs/ -f json --select gpu_hardware --fail-on critical
+"""
 
 
 class Format(str, Enum):
@@ -35,6 +94,11 @@ class Lang(str, Enum):
     zh = "zh"
 
 
+class RanksFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
 class Severity(str, Enum):
     critical = "critical"
     error = "error"
@@ -42,56 +106,59 @@ class Severity(str, Enum):
     info = "info"
 
 
-PathsArg = typer.Argument(..., help="Log files, folders, archives (.gz .zip .tar .tgz), or - for stdin.")
+PathsArg = typer.Argument(..., metavar="PATH...", help="Log files, folders, archives (.gz .zip .tar .tgz), or - for stdin.")
 
 
-@app.command()
+@app.command(cls=Command, help=ANALYZE_EXAMPLES)
 def analyze(
     paths: list[str] = PathsArg,
-    format: Format | None = typer.Option(None, "--format", "-f", help="text, json, html or md (default: from -o, else text)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file."),
-    lang: Lang | None = typer.Option(None, "--lang", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG)."),
-    rules: list[str] = typer.Option([], "--rules", help="Extra rule folder (repeatable)."),
-    select: list[str] = typer.Option([], "--select", help="Only these rule ids or categories (repeatable)."),
-    ignore: list[str] = typer.Option([], "--ignore", help="Skip these rule ids or categories (repeatable)."),
-    host: str | None = typer.Option(None, "--host", help="Host name for input without one (stdin)."),
-    rank: int | None = typer.Option(None, "--rank", help="Global rank for input without one (stdin)."),
-    fail_on: Severity | None = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."),
-    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings are reported."),
+    format: Format | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help="text, json, html or md (default: from -o's extension, else text)."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file (.txt .json .html .md)."),
+    lang: Lang | None = typer.Option(None, "--lang", metavar="en|zh", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG)."),
+    rules: list[str] = typer.Option([], "--rules", metavar="DIR", help="Extra rule folder (repeatable)."),
+    select: list[str] = typer.Option([], "--select", metavar="ID", help="Only these rule ids or categories (repeatable)."),
+    ignore: list[str] = typer.Option([], "--ignore", metavar="ID", help="Skip these rule ids or categories (repeatable)."),
+    host: str | None = typer.Option(None, "--host", metavar="HOST", help="Host name for input without one (stdin)."),
+    rank: int | None = typer.Option(None, "--rank", metavar="RANK", help="Global rank for input without one (stdin)."),
+    fail_on: Severity | None = typer.Option(None, "--fail-on", metavar="LEVEL", help="Exit 1 when a finding is at least this severe: critical, error (default), warning, info."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", metavar=FLAG, help="Exit 0 even when findings are reported."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", metavar=FLAG, help="List every input file (text report)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", metavar=FLAG, help="Print the verdict and the summary line only (text report)."),
 ) -> None:
-    """Analyze the logs of a failed job and report the root cause."""
     code = commands.analyze(
         paths, fmt=format.value if format else None, output=output, lang=lang.value if lang else None,
         rules=rules, select=select, ignore=ignore, host=host, rank=rank, fail_on=fail_on.value if fail_on else None,
-        exit_zero=exit_zero,
+        exit_zero=exit_zero, verbose=verbose, quiet=quiet,
     )
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=Command)
 def events(
     paths: list[str] = PathsArg,
-    kind: list[str] = typer.Option([], "--kind", "-k", help="Only events of this kind (or family.*), repeatable."),
-    rank: list[int] = typer.Option([], "--rank", "-r", help="Only events of this global rank, repeatable."),
-    output: str | None = typer.Option(None, "--output", "-o", help="Write .parquet, .csv or .jsonl; a folder/ gets Parquet shards."),
-    host: str | None = typer.Option(None, "--host", help="Host name for input without one (stdin)."),
+    kind: list[str] = typer.Option([], "--kind", "-k", metavar="KIND", help="Only events of this kind (or family.*), repeatable."),
+    rank: list[int] = typer.Option([], "--rank", "-r", metavar="RANK", help="Only events of this global rank, repeatable."),
+    output: str | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write .parquet, .csv or .jsonl; a folder/ gets Parquet shards."),
+    host: list[str] = typer.Option([], "--host", metavar="HOST", help="Only events of this host, repeatable."),
+    stdin_host: str | None = typer.Option(None, "--stdin-host", metavar="HOST", help="Host name for input without one (stdin)."),
 ) -> None:
     """Show the normalized event table, or write it as Parquet, CSV or JSON lines."""
-    raise typer.Exit(commands.events(paths, kinds=kind, ranks=rank, output=output, host=host))
+    raise typer.Exit(commands.events(paths, kinds=kind, ranks=rank, output=output, host=stdin_host, hosts=host))
 
 
-@app.command()
+@app.command(cls=Command)
 def ranks(
     paths: list[str] = PathsArg,
-    lang: Lang | None = typer.Option(None, "--lang", help="Language of the table headings."),
+    lang: Lang | None = typer.Option(None, "--lang", metavar="en|zh", help="Language of the table headings."),
+    format: RanksFormat = typer.Option(RanksFormat.text, "--format", "-f", metavar="FORMAT", help="text or json."),
 ) -> None:
-    """Per-rank status: state, exit, last collective, first error."""
-    raise typer.Exit(commands.ranks(paths, lang=lang.value if lang else None))
+    """Per-rank status: state, culprit, exit, last collective, last seen, first error."""
+    raise typer.Exit(commands.ranks(paths, lang=lang.value if lang else None, fmt=format.value))
 
 
-@app.command()
-def explain(rule_id: str = typer.Argument(..., help="A rule id or alias."),
-            lang: Lang | None = typer.Option(None, "--lang")) -> None:
+@app.command(cls=Command)
+def explain(rule_id: str = typer.Argument(..., metavar="RULE", help="A rule id or alias."),
+            lang: Lang | None = typer.Option(None, "--lang", metavar="en|zh")) -> None:
     """Show a rule's page: what it detects, why it matters, examples, fix."""
     raise typer.Exit(commands.explain(rule_id, lang.value if lang else None))
 
@@ -99,7 +166,10 @@ def explain(rule_id: str = typer.Argument(..., help="A rule id or alias."),
 try:
     from nccllens.cli_rules import app as rules_app
 
-    app.add_typer(rules_app, name="rules", help="List, show and check rules.")
+    for info in rules_app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = Command
+    app.add_typer(rules_app, name="rules", cls=Group, help="List, show and check rules.")
 except ImportError:  # pragma: no cover - only while the engine is being written
     pass
 

@@ -45,6 +45,17 @@ def _to_stdout(pieces: Iterable[str]) -> bool:
         return False
 
 
+def unique_paths(paths: list[str]) -> list[str]:
+    """``paths`` with a path given twice (``logs`` and ``logs/``, ``./a.log`` and ``a.log``) kept once, as
+    first written."""
+    import os
+
+    seen: dict[str, str] = {}
+    for p in paths:
+        seen.setdefault(p if p == "-" else os.path.normpath(p), p)
+    return list(seen.values())
+
+
 def _check_paths(paths: list[str]) -> bool:
     from nccllens.ingest.sources import missing_paths
 
@@ -113,19 +124,24 @@ def _write(pieces: Iterable[str], output: Path | None) -> bool:
 
 def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str | None, rules: list[str],
             select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
-            exit_zero: bool) -> int:
+            exit_zero: bool, verbose: bool = False, quiet: bool = False) -> int:
     """Run the analysis and write the report; 0 clean, 1 findings at/above fail-on, 2 usage/input error."""
     _streams()
     if not _check_paths(paths):
         return 2
+    if fmt is None and output is not None and output.suffix.lower() not in EXTENSIONS:
+        _err(f"{output}: unknown report extension {output.suffix or '(none)'!r}: use "
+             f"{', '.join(sorted(EXTENSIONS))}, or give --format")
+        return 2
+    paths = unique_paths(paths)
     with workers.early(paths):  # before anything loads polars
         return _analyze(paths, fmt=fmt, output=output, lang=lang, rules=rules, select=select, ignore=ignore,
-                        host=host, rank=rank, fail_on=fail_on, exit_zero=exit_zero)
+                        host=host, rank=rank, fail_on=fail_on, exit_zero=exit_zero, verbose=verbose, quiet=quiet)
 
 
 def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str | None, rules: list[str],
              select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
-             exit_zero: bool) -> int:
+             exit_zero: bool, verbose: bool, quiet: bool) -> int:
     from nccllens.analysis import run_analysis
     from nccllens.config import ConfigError, resolve
     from nccllens.engine import RuleError
@@ -155,23 +171,43 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     if fail_on not in _RANK:
         _err(f"unknown --fail-on level {fail_on!r}: use critical, error, warning or info")
         return 2
-    if not _write(render_pieces(report, fmt), output):
+    if not _write(render_pieces(report, fmt, verbose=verbose, quiet=quiet), output):
         return 2
+    if output is not None:
+        _err(f"wrote the {fmt} report to {output}")
     if exit_zero:
         return 0
     worst = max((_RANK.get(f.severity, 0) for f in report.findings), default=-1)
     return 1 if worst >= _RANK[fail_on] else 0
 
 
-def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
+EVENT_FAMILIES = ("cpp", "flight", "k8s", "kernel", "nccl", "other", "python", "slurm", "torch", "torchrun")
+
+
+def _unknown_kinds(kinds: list[str]) -> list[str]:
+    """The ``--kind`` values that name no family of docs/events.md (``torch.*``, ``nccl.warn``...)."""
+    return [k for k in kinds if k.split(".", 1)[0].rstrip("*") not in EVENT_FAMILIES]
+
+
+def events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None,
+           hosts: list[str] = ()) -> int:
     _streams()
     if not _check_paths(paths):
         return 2
+    bad = _unknown_kinds(kinds)
+    if bad:
+        _err(f"unknown event kind {', '.join(map(repr, bad))}: a kind is family.name or family.*, with family one of "
+             f"{', '.join(EVENT_FAMILIES)} (docs/events.md)")
+        return 2
+    paths = unique_paths(paths)
     with workers.early(paths):  # before anything loads polars
-        return _events(paths, kinds=kinds, ranks=ranks, output=output, host=host)
+        return _events(paths, kinds=kinds, ranks=ranks, output=output, host=host, hosts=list(hosts))
 
 
-def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None) -> int:
+def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str | None, host: str | None,
+            hosts: list[str]) -> int:
+    import polars as pl
+
     from nccllens.analysis import Options, load_rules
     from nccllens.event_io import filter_events, show, write_events
     from nccllens.pipeline import extract_tables
@@ -182,6 +218,8 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
     table = filter_events(table, kinds, ranks)
     if ranks:
         summaries = summaries.filter(summaries["rank"].is_in(ranks))
+    if hosts:
+        table = table.filter(pl.col("host").cast(pl.String).is_in(hosts))
     if output is None:
         return 0 if _to_stdout([show(table)]) else 2
     try:
@@ -189,17 +227,19 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
     except (OSError, ValueError) as exc:
         _err(str(exc))
         return 2
+    _err(f"wrote {table.height} events to {output}")
     return 0
 
 
-def ranks(paths: list[str], *, lang: str | None) -> int:
+def ranks(paths: list[str], *, lang: str | None, fmt: str = "text") -> int:
     _streams()
     if not _check_paths(paths):
         return 2
+    paths = unique_paths(paths)
     with workers.early(paths):  # before anything loads polars
         from nccllens.analysis import run_analysis
         from nccllens.report.outcome import nothing_read
-        from nccllens.report.rank_table import render_ranks
+        from nccllens.report.rank_table import ranks_json, render_ranks
         from nccllens.terminal import safe_report
 
         report = run_analysis(paths, lang=_lang(lang))
@@ -207,7 +247,7 @@ def ranks(paths: list[str], *, lang: str | None) -> int:
     if empty:
         _err(empty)
         return 2
-    return 0 if _to_stdout([render_ranks(safe_report(report))]) else 2
+    return 0 if _to_stdout([ranks_json(report) if fmt == "json" else render_ranks(safe_report(report))]) else 2
 
 
 def explain(rule_id: str, lang: str | None) -> int:

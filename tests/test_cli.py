@@ -85,7 +85,7 @@ def test_the_installed_command_exits_at_once_with_its_code_and_all_its_output(tm
     assert (out.returncode, out.stdout, out.stderr) == (1, expected, "")
     report = tmp_path / "report.json"
     out = subprocess.run([*cmd, "-o", str(report), "--exit-zero"], capture_output=True, text=True, timeout=120)
-    assert (out.returncode, out.stderr) == (0, "")
+    assert (out.returncode, out.stderr) == (0, f"nccllens: wrote the json report to {report}\n")
     assert report.read_text(encoding="utf-8") == expected
     out = subprocess.run([sys.executable, "-m", "nccllens.cli", "analyze", str(tmp_path / "nope")],
                          capture_output=True, text=True, timeout=120)
@@ -141,3 +141,78 @@ def test_select_that_leaves_nothing_says_so():
     assert result.exit_code == 0
     assert "Nothing to report for --select NL-GPU-001" in result.stdout
     assert "No failure found" not in result.stdout
+
+
+HANG = ROOT / "fixtures" / "public" / "llamafactory_tokenizer_rank0_30min"  # only watchdog timeouts
+
+
+def test_a_hang_without_a_visible_cause_still_says_what_to_do():
+    out = runner.invoke(app, ["analyze", str(HANG)]).stdout
+    assert out.startswith("Verdict: The logs do not show the cause")
+    steps = out.split("What to do", 1)[1].split("Findings", 1)[0]
+    assert "dmesg -T" in steps and "TORCH_NCCL_DUMP_ON_TIMEOUT=1" in steps and "py-spy dump" in steps
+    zh = runner.invoke(app, ["analyze", str(HANG), "--lang", "zh"]).stdout
+    assert "处理建议" in zh and "py-spy dump" in zh
+
+
+def test_the_report_ends_with_a_one_line_summary_and_quiet_prints_only_that():
+    out = runner.invoke(app, ["analyze", str(FIXTURE)]).stdout.rstrip("\n").splitlines()
+    assert out[-1] == "exception in the training code · node-b / rank 3 · 5 findings · 14 files read, 1 skipped"
+    quiet = [line for line in runner.invoke(app, ["analyze", str(FIXTURE), "-q"]).stdout.splitlines() if line]
+    assert len(quiet) == 2 and quiet[0].startswith("Verdict: exception in the training code") and quiet[1] == out[-1]
+    zh = runner.invoke(app, ["analyze", str(FIXTURE), "-q", "--lang", "zh"]).stdout.rstrip().splitlines()[-1]
+    assert zh == "训练代码异常 · node-b / rank 3 · 5 项发现 · 已读取 14 个文件，跳过 1 个"
+
+
+def test_inputs_are_counts_unless_verbose_and_piped_output_is_not_wrapped():
+    plain = runner.invoke(app, ["analyze", str(FIXTURE)]).stdout
+    assert "14 files read (250 lines" in plain and "stderr.log  (" not in plain
+    verbose = runner.invoke(app, ["analyze", str(FIXTURE), "-v"]).stdout
+    assert "attempt_0/1/stderr.log  (" in verbose
+    verdict = plain.splitlines()[0]  # piped: the whole verdict, its first step included, on one line
+    assert "First: Open the full traceback of rank(s) 3" in verdict and verdict.endswith("(confidence 0.79)")
+
+
+def test_version_help_everywhere_and_no_type_metavars():
+    for args in (["--version"], ["-V"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and result.stdout.startswith("nccllens ")
+    for command in (["analyze"], ["events"], ["ranks"], ["explain"], ["rules", "list"], []):
+        result = runner.invoke(app, [*command, "-h"], env={"COLUMNS": "120"})
+        assert result.exit_code == 0, (command, result.output)
+        assert "<bool>" not in result.stdout and "<list[" not in result.stdout and "<str>" not in result.stdout
+    assert "Examples" in runner.invoke(app, ["analyze", "--help"]).stdout
+
+
+def test_output_extension_must_be_known_and_writing_is_confirmed(tmp_path):
+    result = runner.invoke(app, ["analyze", str(FIXTURE), "-o", str(tmp_path / "r.pdf")])
+    assert result.exit_code == 2 and "unknown report extension '.pdf'" in result.output
+    assert not (tmp_path / "r.pdf").exists()
+    result = runner.invoke(app, ["analyze", str(FIXTURE), "-o", str(tmp_path / "r.pdf"), "-f", "md", "--exit-zero"])
+    assert result.exit_code == 0 and (tmp_path / "r.pdf").read_text().startswith("## ")
+    assert f"wrote the md report to {tmp_path / 'r.pdf'}" in result.output
+
+
+def test_the_same_path_given_twice_is_read_once():
+    once = json.loads(runner.invoke(app, ["analyze", str(FIXTURE), "-f", "json"]).stdout)
+    twice = json.loads(runner.invoke(app, ["analyze", str(FIXTURE), f"{FIXTURE}/", str(FIXTURE), "-f", "json"]).stdout)
+    assert len(twice["inputs"]["files"]) == len(once["inputs"]["files"])
+    assert twice["findings"][0]["count"] == once["findings"][0]["count"]
+
+
+def test_events_filter_by_host_rank_and_kind():
+    out = runner.invoke(app, ["events", str(FIXTURE), "--host", "node-a", "--kind", "python.*"]).stdout
+    rows = out.splitlines()[1:-1]
+    assert rows and all(" node-a " in row for row in rows)
+    bad = runner.invoke(app, ["events", str(FIXTURE), "--kind", "bogus"])
+    assert bad.exit_code == 2 and "unknown event kind 'bogus'" in bad.output
+
+
+def test_ranks_as_json_mark_the_culprit_and_when_each_rank_was_last_seen():
+    result = runner.invoke(app, ["ranks", str(FIXTURE), "--format", "json"])
+    assert result.exit_code == 0
+    rows = {r["rank"]: r for r in json.loads(result.stdout)["ranks"]}
+    assert [r for r, row in rows.items() if row["culprit"]] == [3]
+    assert rows[3]["last_seen"].startswith("2026-11-22T03:49:4")
+    text = runner.invoke(app, ["ranks", str(FIXTURE)]).stdout
+    assert "culprit" in text.splitlines()[1] and "last seen" in text.splitlines()[1]

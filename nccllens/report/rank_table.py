@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+import json
+
 from nccllens.report.model import RankStatus, Report
+from nccllens.report.view import top_finding
 
-COLUMNS = ("ranks", "host", "state", "exit", "last seq", "done", "op", "first error")
+COLUMNS = ("ranks", "host", "state", "culprit", "exit", "last seq", "done", "op", "last seen", "first error")
 
 
-def _key(s: RankStatus) -> tuple:
+def culprits(report: Report) -> set[int]:
+    top = top_finding(report)
+    return set(top.ranks) if top is not None and top.role == "cause" else set()
+
+
+def last_seen(report: Report) -> dict[int, str]:
+    """Each rank's last timestamped line (ISO 8601), from the report's event table when it has one."""
+    events = report.events
+    if events is None or not getattr(events, "height", 0):
+        return {}
+    import polars as pl
+
+    seen = (events.filter(pl.col("rank").is_not_null() & pl.col("ts").is_not_null())
+            .group_by("rank").agg(pl.col("ts").max()))
+    return {int(r): ts.isoformat() for r, ts in seen.iter_rows()}
+
+
+def _key(s: RankStatus, culprit: set[int] = frozenset(), seen: dict[int, str] | None = None) -> tuple:
     exit_text = s.signal or (str(s.exit_code) if s.exit_code is not None else "")
-    return (s.host or "", s.state, exit_text, s.last_seq, s.last_completed, s.last_op or "")
+    when = (seen or {}).get(s.rank, "")[:19].replace("T", " ")  # a group's rows share the second
+    return (s.host or "", s.state, "yes" if s.rank in culprit else "", exit_text, s.last_seq, s.last_completed,
+            s.last_op or "", when)
 
 
 def _span(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
-def groups(ranks: list[RankStatus]) -> list[tuple[str, tuple]]:
+def groups(ranks: list[RankStatus], culprit: set[int] = frozenset(),
+           seen: dict[int, str] | None = None) -> list[tuple[str, tuple]]:
     """Consecutive ranks with identical (host, state, exit, seqs, op) collapse into one row; the row shows
     the first error of its first rank."""
     out: list[tuple[str, tuple]] = []
@@ -24,7 +47,7 @@ def groups(ranks: list[RankStatus]) -> list[tuple[str, tuple]]:
     current = None
     error = ""
     for s in sorted(ranks, key=lambda r: r.rank):
-        k = _key(s)
+        k = _key(s, culprit, seen)
         if current is not None and k == current and prev is not None and s.rank == prev + 1:
             prev = s.rank
             continue
@@ -40,11 +63,25 @@ def groups(ranks: list[RankStatus]) -> list[tuple[str, tuple]]:
 
 def render_ranks(report: Report) -> str:
     job = report.job
-    head = [f"world size: {job.world_size if job.world_size is not None else '?'}   hosts: {len(job.hosts)}   "
+    world = job.world_size if job.world_size is not None else f"at least {len(job.ranks_seen)}"
+    head = [f"world size: {world}   hosts: {len(job.hosts)}   "
             f"ranks seen: {len(job.ranks_seen)}" + (f"   attempts: {job.attempts}" if job.attempts else "")]
-    rows = [COLUMNS] + [(span, *(("" if v is None else str(v)) for v in k)) for span, k in groups(report.ranks)]
+    grouped = groups(report.ranks, culprits(report), last_seen(report))
+    rows = [COLUMNS] + [(span, *(("" if v is None else str(v)) for v in k)) for span, k in grouped]
     if len(rows) == 1:
         return "\n".join(head + ["no rank information in the logs"]) + "\n"
     widths = [min(max(len(r[i]) for r in rows), 60) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell[:w].ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(head + lines) + "\n"
+
+
+def ranks_json(report: Report) -> str:
+    """``nccllens ranks --format json``: one object per rank, the culprit marked, its last-seen time."""
+    culprit, seen = culprits(report), last_seen(report)
+    rows = [{"rank": s.rank, "host": s.host, "state": s.state, "culprit": s.rank in culprit,
+             "exit_code": s.exit_code, "signal": s.signal, "last_seq": s.last_seq, "last_completed": s.last_completed,
+             "last_op": s.last_op, "last_seen": seen.get(s.rank), "first_error": s.first_error,
+             "first_error_ts": s.first_error_ts} for s in sorted(report.ranks, key=lambda r: r.rank)]
+    job = report.job
+    return json.dumps({"world_size": job.world_size, "hosts": job.hosts, "ranks": rows}, ensure_ascii=False,
+                      indent=2) + "\n"
