@@ -4,6 +4,8 @@ from __future__ import annotations
 
 LABELS: dict[str, tuple[str, str]] = {
     "verdict": ("Verdict", "结论"),
+    "culprit": ("Culprit", "故障源"),
+    "details": ("Details", "详情"),
     "root_cause": ("Root cause", "根因"),
     "no_failure": ("No failure found", "未发现故障"),
     "unknown": ("Cause not visible in these logs", "日志中看不出根因"),
@@ -128,6 +130,16 @@ STATE_COLOURS: dict[str, str] = {
     "timed_out": "#bcbd22", "blocked": "#9467bd", "silent": "#7f7f7f", "never_seen": "#1f1f1f",
     "finished": "#2ca02c", "unknown": "#c7c7c7",
 }
+
+
+def colon(lang: str) -> str:
+    """``: `` in English, the full-width ``：`` in Chinese (no space after it)."""
+    return "：" if lang == "zh" else ": "
+
+
+def paren(text: str, lang: str, space: str = "  ") -> str:
+    """`` (text)`` after a sentence: full-width ``（text）`` in Chinese, with no space before it."""
+    return f"（{text}）" if lang == "zh" else f"{space}({text})"
 
 
 def label(key: str, lang: str) -> str:

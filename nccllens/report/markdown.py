@@ -7,8 +7,9 @@ import re
 
 from nccllens.report.first_failures import first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
-from nccllens.report.labels import category_label, label, state_label, state_letter
+from nccllens.report.labels import category_label, colon, label, paren, state_label, state_letter
 from nccllens.report.model import Finding, Report
+from nccllens.report.next_steps import culprit, next_steps, summary_line
 from nccllens.report.view import (
     compact_hosts,
     compact_ranks,
@@ -16,6 +17,7 @@ from nccllens.report.view import (
     finding_tree,
     inventory,
     inventory_line,
+    top_finding,
     verdict_sentence,
 )
 
@@ -25,11 +27,23 @@ INVENTORY_ROWS = 200
 EVIDENCE_LINES = {"cause": 5, "symptom": 2, "context": 1}
 
 
-def inline(text: str) -> str:
-    """Text safe in a Markdown paragraph or table cell: one line, markup characters escaped."""
-    text = " ".join(text.split())
+_CODE_SPAN = re.compile(r"(`[^`]+`)")
+
+
+def _escape(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPECIAL.sub(r"\\\1", text)
+
+
+def inline(text: str, cell: bool = False) -> str:
+    """Text safe in a Markdown paragraph (or a table ``cell``): one line, markup characters escaped,
+    except inside `code spans`: a command stays a code span to copy, not escaped backticks (in a table
+    cell its ``|`` is escaped, as GFM tables need)."""
+    text = " ".join(text.split())
+    if text.count("`") % 2:  # unbalanced: no code span to keep
+        return _escape(text)
+    pieces = _CODE_SPAN.split(text)
+    return "".join((p.replace("|", "\\|") if cell else p) if i % 2 else _escape(p) for i, p in enumerate(pieces))
 
 
 def fence(lines: list[str], info: str = "text") -> str:
@@ -60,7 +74,7 @@ def _table(report: Report, lang: str) -> list[str]:
     rows = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for f in report.findings:
         cells = [f.id, label(f.severity, lang), label(f.role, lang), f"`{f.category}`", f"`{f.rule}`",
-                 inline(f.text("title", lang)), _where(f), inline(f.first_seen or "")]
+                 inline(f.text("title", lang), cell=True), _where(f), inline(f.first_seen or "")]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
@@ -99,20 +113,44 @@ def _ranks(report: Report, lang: str) -> list[str]:
         counts = ", ".join(f"{n} {state_label(s, lang)}" for s, n in row_counts(r))
         many = f" ({r.collapsed} {label('host_rows', lang)})" if r.collapsed > 1 else ""
         lines.append(f"{r.label:<{width}}  {letters}  {counts}{many}")
-    return [f"{label('legend', lang)}: {inline(legend)}", "", fence(lines), ""]
+    return [f"{label('legend', lang)}{colon(lang)}{inline(legend)}", "", fence(lines), ""]
+
+
+def _steps(report: Report, lang: str) -> list[str]:
+    top = top_finding(report)
+    if top is not None:
+        return [line for line in top.text("remediation", lang).strip().splitlines() if line.strip()]
+    return [f"{n}. {step}" for n, step in enumerate(next_steps(report, lang), 1)]
+
+
+def _ticket(report: Report, lang: str) -> list[str]:
+    """The first screen: verdict, culprit, three evidence lines, next steps."""
+    out = [f"## {inline(label('title', lang))}{colon(lang)}{inline(category_label(report.verdict.category, lang))}", ""]
+    out += [f"**{label('verdict', lang)}{colon(lang).strip()}** {inline(verdict_sentence(report, lang))}"
+            f"{paren(label('confidence', lang) + f' {report.verdict.confidence:.2f}', lang, ' ')}", ""]
+    where = culprit(report, lang)
+    if where:
+        out += [f"**{label('culprit', lang)}{colon(lang).strip()}** {inline(where)}", ""]
+    top = top_finding(report) or (report.findings[0] if report.findings else None)
+    if top is not None and top.evidence:
+        out += [fence([f"{evidence_location(e.file, e.line)}: {e.text.rstrip()}" for e in top.evidence[:3]]), ""]
+    steps = _steps(report, lang)
+    if steps:
+        out += [f"**{label('remediation', lang)}**", "", *(inline(s) for s in steps), ""]
+    return out
 
 
 def render(report: Report, lang: str | None = None, **_: object) -> str:
     lang = lang or report.lang
-    out = [f"## {inline(label('title', lang))}: {inline(category_label(report.verdict.category, lang))}", ""]
-    out += [f"**{label('verdict', lang)}:** {inline(verdict_sentence(report, lang))} "
-            f"({label('confidence', lang)} {report.verdict.confidence:.2f})", ""]
+    out = _ticket(report, lang)
+    out += ["<details>", f"<summary>{inline(label('details', lang))}{colon(lang)}{inline(summary_line(report, lang))}"
+            "</summary>", ""]
     if report.findings:
         out += [f"### {label('findings', lang)}", "", *_table(report, lang), ""]
     for group in finding_tree(report):
         out += _finding(group.finding, lang, "####")
         if group.explains:
-            out += ["<details>", f"<summary>{inline(label('symptoms', lang))} ({len(group.explains)})</summary>", ""]
+            out += ["<details>", f"<summary>{inline(label('symptoms', lang))}{paren(str(len(group.explains)), lang, ' ')}</summary>", ""]
             for child in group.explains:
                 out += _finding(child, lang, "#####")
             out += ["</details>", ""]
@@ -122,12 +160,12 @@ def render(report: Report, lang: str | None = None, **_: object) -> str:
         lines = [f"{f.ts or '-'}  {f.host}  {f.text.strip()}" for f in failures]
         out += [f"### {label('timeline', lang)}", "", fence(lines), ""]
     inv = inventory(report)
-    out += ["<details>", f"<summary>{inline(label('inputs', lang))}: {inline(inventory_line(inv, lang))}</summary>", ""]
+    out += ["<details>", f"<summary>{inline(label('inputs', lang))}{colon(lang)}{inline(inventory_line(inv, lang))}</summary>", ""]
     out += [f"| {label('file', lang)} | {label('lines', lang)} | {label('events', lang)} | {label('why', lang)} |",
             "|---|---|---|---|"]
     for i in report.inputs[:INVENTORY_ROWS]:
-        out.append(f"| {inline(i.path)} | {i.lines} | {i.events} | {inline(i.skipped or '')} |")
+        out.append(f"| {inline(i.path, cell=True)} | {i.lines} | {i.events} | {inline(i.skipped or '', cell=True)} |")
     if len(report.inputs) > INVENTORY_ROWS:
         out.append(f"| … +{len(report.inputs) - INVENTORY_ROWS} {label('files', lang)} | | | |")
-    out += ["", "</details>", ""]
+    out += ["", "</details>", "", "</details>", ""]
     return "\n".join(out)

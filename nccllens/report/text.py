@@ -14,7 +14,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from nccllens.report.labels import category_label, label
+from nccllens.report.labels import category_label, colon, label, paren
 from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import next_steps, skip_reasons, summary_line
 from nccllens.report.text_grid import grid_lines, timeline_lines
@@ -129,7 +129,8 @@ def _findings(console: Console, report: Report, lang: str) -> None:
     for group in groups:
         _finding(console, group.finding, lang, 0)
         if group.explains:
-            console.print(Text(f"    └ {label('symptoms', lang)} ({len(group.explains)})", style="dim"))
+            console.print(Text(f"    └ {label('symptoms', lang)}{paren(str(len(group.explains)), lang, ' ')}",
+                               style="dim"))
             for child in group.explains:
                 _finding(console, child, lang, 6)
 
@@ -164,10 +165,10 @@ def _next_steps(console: Console, report: Report, lang: str) -> None:
 def build(report: Report, color: bool, width: int, lang: str, verbose: bool = False, quiet: bool = False,
           wrap: bool = True) -> Console:
     console = _console(color, width, wrap)
-    verdict = Text(f"{label('verdict', lang)}: ", style="bold")
+    verdict = Text(f"{label('verdict', lang)}{colon(lang)}", style="bold")
     style = "bold green" if report.verdict.category == "none" else "bold red"
     verdict.append(verdict_sentence(report, lang), style=style)
-    verdict.append(f"  ({label('confidence', lang)} {report.verdict.confidence:.2f})", style="dim")
+    verdict.append(paren(f"{label('confidence', lang)} {report.verdict.confidence:.2f}", lang), style="dim")
     _out(console, verdict, 0)
     if not quiet:
         _next_steps(console, report, lang)

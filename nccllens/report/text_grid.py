@@ -6,7 +6,7 @@ from rich.text import Text
 
 from nccllens.report.first_failures import first_failures
 from nccllens.report.grid import HostRow, host_rows, row_counts, state_counts
-from nccllens.report.labels import label, state_colour, state_label, state_letter
+from nccllens.report.labels import colon, label, state_colour, state_label, state_letter
 from nccllens.report.model import Report
 
 LABEL_MAX = 36
@@ -24,7 +24,7 @@ def cell_style(state: str) -> str:
 
 
 def legend(report: Report, lang: str) -> Text:
-    text = Text(f"{label('legend', lang)}: ")
+    text = Text(f"{label('legend', lang)}{colon(lang)}")
     for i, (state, n) in enumerate(state_counts(report)):
         if i:
             text.append("  ")

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
-from nccllens.report.labels import category_label, label
+from nccllens.report.labels import category_label, colon, label
 from nccllens.report.model import Finding, InputFile, Report
 
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+")
@@ -57,7 +57,7 @@ def verdict_sentence(report: Report, lang: str | None = None) -> str:
         return summary or category_label(v.category, lang)
     zh = lang == "zh"
     sep = "，" if zh else ", "
-    parts = [f"{category_label(top.category, lang)}: {top.text('title', lang)}"]
+    parts = [f"{category_label(top.category, lang)}{colon(lang)}{top.text('title', lang)}"]
     title = top.text("title", lang)
     place = where(top, lang)
     if top.hosts and all(h in title for h in top.hosts):  # the title names the hosts already

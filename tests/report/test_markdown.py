@@ -45,8 +45,9 @@ def test_inline_text_escaped():
 
 def test_chinese():
     md = xid_report("zh").to_markdown()
-    assert md.startswith("## nccllens 分析报告: GPU 硬件故障")
-    assert "### 发现（按可能性排序）" in md and "<summary>由此导致的症状 (1)</summary>" in md
+    assert md.startswith("## nccllens 分析报告：GPU 硬件故障")  # full-width punctuation
+    assert "**结论：** GPU 硬件故障：Xid 79" in md and "（置信度 0.93）" in md
+    assert "### 发现（按可能性排序）" in md and "<summary>由此导致的症状（1）</summary>" in md
 
 
 def test_rank_grid_collapsed_and_other_verdicts():
@@ -58,3 +59,20 @@ def test_rank_grid_collapsed_and_other_verdicts():
 
 def test_deterministic():
     assert xid_report().to_markdown() == xid_report().to_markdown()
+
+
+def test_first_screen_is_a_ticket_summary_and_the_rest_is_folded():
+    md = xid_report().to_markdown()
+    first, rest = md.split("<details>", 1)
+    assert "**Verdict:**" in first and "**Culprit:** gpu-node-07 / rank 61" in first
+    assert first.count("gpu-node-07/dmesg.txt:4412") == 1 and "**What to do**" in first
+    assert "### Findings" not in first and "### Findings" in rest
+    assert rest.startswith("\n<summary>Details: GPU hardware failure · gpu-node-07 / rank 61 · ")
+
+
+def test_commands_stay_code_spans():
+    report = xid_report()
+    report.findings[0].remediation = "1. On gpu-node-07: `nvidia-smi -q -d ECC | grep -i pending` then drain *it*."
+    md = report.to_markdown()
+    assert "1. On gpu-node-07: `nvidia-smi -q -d ECC | grep -i pending` then drain \\*it\\*." in md
+    assert "\\`" not in md
