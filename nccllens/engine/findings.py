@@ -10,7 +10,7 @@ import polars as pl
 from nccllens.engine.match import RuleHit
 from nccllens.engine.peers import peer_culprits
 from nccllens.engine.validate import PLACEHOLDER_RE
-from nccllens.engine.wording import missing, reword_unknown
+from nccllens.engine.wording import missing, reword_unknown, spoken_durations
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
 from nccllens.report.model import Evidence, Finding
 
@@ -52,6 +52,7 @@ def interpolate(text: str, values: dict[str, Any], source: str | None = None) ->
     ``source``" (default: the ``file`` value), and in a command it is ``<node>``, never ``?``."""
     source = source if source is not None else values.get("file")
     text = reword_unknown(text, values, PLACEHOLDER_RE.findall(text), str(source) if source else None)
+    text = spoken_durations(text, values)
 
     def one(m) -> str:
         if m.group(0) == "{{":

@@ -124,6 +124,39 @@ def _note(names: set[str], source: str | None, zh: bool) -> str:
     return ("；" if zh else "; ").join(parts) + ("。" if zh else ".")
 
 
+_DURATION = re.compile(r"(?<!\{)\{([a-z_][a-z0-9_]*)\}\s*(ms|s|毫秒|秒)(?![A-Za-z])( ?)(?=([\u4e00-\u9fff])?)")
+_UNIT_MS = {"ms": 1, "毫秒": 1, "s": 1000, "秒": 1000}
+
+
+def spoken_duration(ms: float, zh: bool = False) -> str:
+    """A duration as people say it: ``30 min``, ``1 h 10 min``, ``45 s``, ``250 ms`` (``30 分钟``...)."""
+    units = (("小时", "分钟", "秒", "毫秒") if zh else ("h", "min", "s", "ms"))
+    if ms < 1000:
+        return f"{ms:g} {units[3]}"
+    seconds = round(ms / 1000)
+    if seconds < 120:
+        return f"{seconds} {units[2]}"
+    minutes = round(seconds / 60)
+    if minutes < 120:
+        return f"{minutes} {units[1]}"
+    hours, rest = divmod(minutes, 60)
+    return f"{hours} {units[0]}" + (f" {rest} {units[1]}" if rest else "")
+
+
+def spoken_durations(text: str, values: Mapping[str, Any]) -> str:
+    """``{timeout_ms} ms`` with a known number becomes ``30 min`` (``1800000 ms`` reads as nothing)."""
+    zh = bool(CJK.search(text))
+
+    def one(m: re.Match) -> str:
+        value = values.get(m.group(1))
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 60_000 / _UNIT_MS[m.group(2)]:
+            return m.group(0)  # short or not a number: as the template says it
+        after = "" if zh and m.group(4) else m.group(3)  # "10 分钟超时", not "10 分钟 超时"
+        return spoken_duration(value * _UNIT_MS[m.group(2)], zh) + after
+
+    return _DURATION.sub(one, text)
+
+
 def reword_unknown(text: str, values: Mapping[str, Any], names: list[str], source: str | None = None) -> str:
     """``text`` (a template) with every ``{name}`` of ``names`` whose value is unknown reworded away."""
     unknown = [n for n in dict.fromkeys(names) if n and missing(values.get(n))]

@@ -46,3 +46,12 @@ def test_known_values_are_unchanged():
     values = {"host": "gpu-07", "rank": 3, "file": "x.log"}
     assert interpolate("Rank {rank} on {host}: `scontrol update nodename={host}` {{x}}", values) == \
         "Rank 3 on gpu-07: `scontrol update nodename=gpu-07` {x}"
+
+
+def test_durations_are_said_as_people_say_them():
+    values = {"op": "ALLREDUCE", "seq": 2, "timeout_ms": 1_800_000, "ranks": "0"}
+    assert interpolate("Collective {op} (SeqNum {seq}) timed out after {timeout_ms} ms on rank(s) {ranks}", values) == \
+        "Collective ALLREDUCE (SeqNum 2) timed out after 30 min on rank(s) 0"
+    assert interpolate("rank {ranks} 上集合通信 {op}（SeqNum {seq}）等待 {timeout_ms} ms 超时", values) == \
+        "rank 0 上集合通信 ALLREDUCE（SeqNum 2）等待 30 分钟超时"
+    assert interpolate("waited {timeout_ms} ms", {"timeout_ms": 1500}) == "waited 1500 ms"  # short: as written
