@@ -39,6 +39,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     if isinstance(paths, str):
         paths = [paths]
     options = Options(lang, rules_dirs, select, ignore, host, rank)
+    from nccllens.report.life import mark_last_seen
     from nccllens.report.outcome import FINISHED_PATTERNS, settle_verdict
 
     rules = load_rules(options)
@@ -65,6 +66,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     verdict = settle_verdict(verdict, table, ranks, inputs, select, lang)  # "no failure" only with proof
+    mark_last_seen(ranks, table)  # each rank's last sign of life
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
 
