@@ -46,7 +46,7 @@ def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(
     if first_seen is None and evidence.height:
         first_seen = evidence["ts"].drop_nulls().min()
     vals = {"ranks": compact_ranks(ranks) if ranks else None, "hosts": ", ".join(hosts) if hosts else None,
-            "count": evidence.height, "file": str(evidence["file"][0]) if evidence.height else None, **values}
+            "count": evidence.height, "file": _own_file(evidence, ranks), **values}
     return Finding(
         id="", rule=analysis_id, category=category or s["category"], severity=s["severity"], role=s["role"],
         confidence=round(confidence if confidence is not None else s["confidence"], 2),
@@ -59,6 +59,15 @@ def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(
                        "remediation": interpolate(s[other]["remediation"].strip(), vals)}
                for other in ("en", "zh") if other != lang and other in s},
     )
+
+
+def _own_file(evidence: pl.DataFrame, ranks: list[int]) -> str | None:
+    """The file an unknown host of the finding can be named by ("the node that wrote <file>"): the
+    evidence's first file, when the evidence is the culprit ranks' own (not their waiting peers')."""
+    if not evidence.height:
+        return None
+    seen = set(evidence["rank"].drop_nulls().to_list())
+    return str(evidence["file"][0]) if not ranks or seen <= set(ranks) else None
 
 
 def majority(values: Mapping[Hashable, Hashable]) -> tuple[Hashable | None, list]:
