@@ -132,7 +132,7 @@ def spoken_duration(ms: float, zh: bool = False) -> str:
     """A duration as people say it: ``30 min``, ``1 h 10 min``, ``45 s``, ``250 ms`` (``30 分钟``...)."""
     units = (("小时", "分钟", "秒", "毫秒") if zh else ("h", "min", "s", "ms"))
     if ms < 1000:
-        return f"{ms:g} {units[3]}"
+        return f"{round(ms)} {units[3]}"
     seconds = round(ms / 1000)
     if seconds < 120:
         return f"{seconds} {units[2]}"

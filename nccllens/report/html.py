@@ -18,6 +18,7 @@ from nccllens.report.labels import (
     category_label,
     state_letter,
 )
+from nccllens.report.life import life_lines
 from nccllens.report.model import Finding, Report
 from nccllens.report.svg_layout import grid_picture, swimlane
 from nccllens.report.view import (
@@ -83,6 +84,7 @@ def context(report: Report, lang: str) -> dict:
         "lanes": swimlane(report, lang),
         "failures": first_failures(report, limit=40),
         "inv": inv,
+        "life": {lg: life_lines(report, lg) for lg in LANGS},
     }
 
 

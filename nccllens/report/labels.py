@@ -4,6 +4,7 @@ from __future__ import annotations
 
 LABELS: dict[str, tuple[str, str]] = {
     "verdict": ("Verdict", "结论"),
+    "last_signs": ("Last sign of life", "最后的活动"),
     "culprit": ("Culprit", "故障源"),
     "details": ("Details", "详情"),
     "root_cause": ("Root cause", "根因"),

@@ -100,6 +100,7 @@ class RankStatus:
     last_op: str | None = None
     first_error: str | None = None
     first_error_ts: str | None = None
+    last_seen: str | None = None  # ISO 8601 (seconds): the rank's last timestamped line
 
 
 @dataclass

@@ -16,7 +16,10 @@ def culprits(report: Report) -> set[int]:
 
 
 def last_seen(report: Report) -> dict[int, str]:
-    """Each rank's last timestamped line (ISO 8601), from the report's event table when it has one."""
+    """Each rank's last timestamped line (ISO 8601), as the report says, else from its event table."""
+    said = {r.rank: r.last_seen for r in report.ranks if r.last_seen}
+    if said:
+        return said
     events = report.events
     if events is None or not getattr(events, "height", 0):
         return {}

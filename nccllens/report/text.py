@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from nccllens.report.labels import category_label, colon, label, paren
+from nccllens.report.life import life_lines
 from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import next_steps, skip_reasons, summary_line
 from nccllens.report.text_grid import grid_lines, timeline_lines
@@ -176,6 +177,11 @@ def build(report: Report, color: bool, width: int, lang: str, verbose: bool = Fa
         _heading(console, label("ranks", lang))
         for line in grid_lines(report, width, lang):
             console.print(line, no_wrap=True, overflow="ellipsis")
+        signs = life_lines(report, lang)
+        if signs:
+            _heading(console, label("last_signs", lang))
+            for line in signs:
+                _out(console, Text(line), 0)
         _heading(console, label("timeline", lang))
         for line in timeline_lines(report, width, lang):
             console.print(line, no_wrap=True, overflow="ellipsis")
