@@ -125,10 +125,11 @@ STATES: dict[str, tuple[str, str]] = {
     "culprit": ("culprit", "故障源"),
 }
 
-# one colour per state, shared by the terminal grid and the HTML grid
+# one colour per state, shared by the terminal grid and the HTML grid: the culprit loudest (red, and
+# outlined in HTML), crashed / killed / exited in oranges and pink, timed out olive, never seen muted
 STATE_COLOURS: dict[str, str] = {
-    "crashed": "#d62728", "culprit": "#d62728", "killed": "#e377c2", "exited": "#ff7f0e",
-    "timed_out": "#bcbd22", "blocked": "#9467bd", "silent": "#7f7f7f", "never_seen": "#1f1f1f",
+    "culprit": "#e41a1c", "crashed": "#fd8d3c", "killed": "#e377c2", "exited": "#fdae6b",
+    "timed_out": "#bcbd22", "blocked": "#9467bd", "silent": "#7f7f7f", "never_seen": "#e8e8e8",
     "finished": "#2ca02c", "unknown": "#c7c7c7",
 }
 

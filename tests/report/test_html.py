@@ -90,3 +90,21 @@ def test_big_report_collapses_host_table():
     html = big_report().to_html()
     assert "gpu-node-000..511 (510" in html
     assert len(rects(html)) == 4096
+
+
+def test_rank_states_have_distinct_colours_never_seen_muted_and_the_culprit_loudest():
+    from nccllens.report.labels import STATE_COLOURS
+
+    def luminance(hex_colour: str) -> float:
+        r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+        return 0.299 * r + 0.587 * g + 0.114 * b
+
+    def saturation(hex_colour: str) -> int:
+        rgb = [int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]
+        return max(rgb) - min(rgb)
+
+    shown = ("culprit", "crashed", "timed_out", "never_seen")
+    assert len({STATE_COLOURS[s] for s in shown}) == len(shown)
+    assert luminance(STATE_COLOURS["never_seen"]) > max(luminance(STATE_COLOURS[s]) for s in shown if s != "never_seen")
+    assert saturation(STATE_COLOURS["never_seen"]) < 16  # grey: muted
+    assert saturation(STATE_COLOURS["culprit"]) == max(saturation(c) for c in STATE_COLOURS.values())
