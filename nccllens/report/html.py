@@ -16,6 +16,7 @@ from nccllens.report.labels import (
     STATE_COLOURS,
     STATES,
     category_label,
+    skip_reason,
     state_letter,
 )
 from nccllens.report.life import life_lines
@@ -27,6 +28,7 @@ from nccllens.report.view import (
     evidence_location,
     finding_tree,
     inventory,
+    inventory_line,
     verdict_sentence,
 )
 
@@ -85,6 +87,8 @@ def context(report: Report, lang: str) -> dict:
         "failures": first_failures(report, limit=40),
         "inv": inv,
         "life": {lg: life_lines(report, lg) for lg in LANGS},
+        "inv_line": {lg: inventory_line(inv, lg) for lg in LANGS},
+        "skip_reasons": lambda reason: {lg: skip_reason(reason or "", lg) for lg in LANGS},
     }
 
 

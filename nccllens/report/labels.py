@@ -134,6 +134,31 @@ STATE_COLOURS: dict[str, str] = {
 }
 
 
+# why a file was skipped (nccllens/ingest's words), in Chinese: the longest matching prefix wins
+SKIP_REASONS_ZH: dict[str, str] = {
+    "not a log": "不是日志", "Python source": "Python 源码", "shell script": "shell 脚本", "notebook": "notebook",
+    "configuration": "配置文件", "document": "文档", "image": "图片", "model weights": "模型权重",
+    "binary data": "二进制数据", "binary": "二进制文件", "data file": "数据文件", "package": "安装包",
+    "source code": "源代码", "script": "脚本", "JSON data": "JSON 数据", "pickled Python data": "pickle 数据",
+    "corrupt tar archive": "损坏的 tar 包", "corrupt zip archive": "损坏的 zip 包", "unreadable folder": "无法读取的目录",
+    "unreadable": "无法读取", "broken or looping symlink": "失效或循环的符号链接",
+    "symlink loop": "符号链接循环", "file limit reached": "达到文件数上限", "no such file or folder": "文件或目录不存在",
+}
+
+
+def skip_reason(reason: str, lang: str) -> str:
+    """A skip reason in ``lang``: ``not a log: image`` → ``不是日志：图片``; the rest (an error's own
+    text) as it was."""
+    if lang != "zh":
+        return reason
+    out = []
+    for part in reason.split(": ", 1) if reason.startswith("not a log: ") else [reason]:
+        known = max((k for k in SKIP_REASONS_ZH if part == k or part.startswith((k + " (", k + ":"))), key=len,
+                    default=None)
+        out.append(SKIP_REASONS_ZH[known] + part[len(known):] if known else part)
+    return "：".join(out)
+
+
 def colon(lang: str) -> str:
     """``: `` in English, the full-width ``：`` in Chinese (no space after it)."""
     return "：" if lang == "zh" else ": "

@@ -7,7 +7,7 @@ import re
 
 from nccllens.report.first_failures import first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
-from nccllens.report.labels import category_label, colon, label, paren, state_label, state_letter
+from nccllens.report.labels import category_label, colon, label, paren, skip_reason, state_label, state_letter
 from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import culprit, next_steps, summary_line
 from nccllens.report.view import (
@@ -164,7 +164,7 @@ def render(report: Report, lang: str | None = None, **_: object) -> str:
     out += [f"| {label('file', lang)} | {label('lines', lang)} | {label('events', lang)} | {label('why', lang)} |",
             "|---|---|---|---|"]
     for i in report.inputs[:INVENTORY_ROWS]:
-        out.append(f"| {inline(i.path, cell=True)} | {i.lines} | {i.events} | {inline(i.skipped or '', cell=True)} |")
+        out.append(f"| {inline(i.path, cell=True)} | {i.lines} | {i.events} | {inline(skip_reason(i.skipped or '', lang), cell=True)} |")
     if len(report.inputs) > INVENTORY_ROWS:
         out.append(f"| … +{len(report.inputs) - INVENTORY_ROWS} {label('files', lang)} | | | |")
     out += ["", "</details>", "", "</details>", ""]

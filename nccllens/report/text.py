@@ -14,7 +14,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from nccllens.report.labels import category_label, colon, label, paren
+from nccllens.report.labels import category_label, colon, label, paren, skip_reason
 from nccllens.report.life import life_lines
 from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import next_steps, skip_reasons, summary_line
@@ -142,7 +142,7 @@ def _inputs(console: Console, report: Report, lang: str, verbose: bool) -> None:
     console.print(Text(inventory_line(inv, lang)))
     if not verbose:  # counts only; -v lists every file
         for reason, n in skip_reasons(report):
-            said = f"跳过 {n} 个：{reason}" if lang == "zh" else f"{n} skipped: {reason}"
+            said = f"跳过 {n} 个：{skip_reason(reason, lang)}" if lang == "zh" else f"{n} skipped: {reason}"
             _out(console, Text(said, style="yellow"), 2)
         return
     for i in inv.read[:INVENTORY_LIMIT]:
@@ -152,7 +152,8 @@ def _inputs(console: Console, report: Report, lang: str, verbose: bool) -> None:
     if len(inv.read) > INVENTORY_LIMIT:
         console.print(Text(f"  … +{len(inv.read) - INVENTORY_LIMIT} {label('files', lang)}", style="dim"))
     for i in inv.skipped:
-        _out(console, Text(f"{label('skipped', lang)} {i.path}: {i.skipped}", style="yellow"), 2)
+        _out(console, Text(f"{label('skipped', lang)} {i.path}{colon(lang)}{skip_reason(i.skipped or '', lang)}",
+                           style="yellow"), 2)
 
 
 def _next_steps(console: Console, report: Report, lang: str) -> None:

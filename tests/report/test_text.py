@@ -118,3 +118,15 @@ def test_log_text_is_not_rich_markup():
     report.findings[0].evidence[0].text = "[bold red]not markup[/bold red] [link=x]y[/link]"
     out = report.to_text(color=False, width=200)
     assert "[bold red]not markup[/bold red] [link=x]y[/link]" in out
+
+
+def test_chinese_skip_reasons_are_translated():
+    from nccllens.report.labels import skip_reason
+
+    assert skip_reason("not a log: image", "zh") == "不是日志：图片"
+    assert skip_reason("corrupt tar archive (truncated header)", "zh") == "损坏的 tar 包 (truncated header)"
+    assert skip_reason("binary file (core dump)", "zh") == "binary file (core dump)"  # unknown words stay
+    out = xid_report("zh").to_text(color=False, width=120)
+    assert "跳过 1 个：不是日志：配置文件" in out
+    html = xid_report("zh").to_html()
+    assert "不是日志：配置文件" in html and "已读取 9 个文件（12200 行，99 个事件），跳过 2 个" in html
