@@ -88,6 +88,7 @@ def context(report: Report, lang: str) -> dict:
         "inv": inv,
         "life": {lg: life_lines(report, lg) for lg in LANGS},
         "inv_line": {lg: inventory_line(inv, lg) for lg in LANGS},
+        "at_least": {"en": f"at least {len(report.job.ranks_seen)}", "zh": f"至少 {len(report.job.ranks_seen)}"},
         "skip_reasons": lambda reason: {lg: skip_reason(reason or "", lg) for lg in LANGS},
     }
 

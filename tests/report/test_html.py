@@ -30,7 +30,8 @@ def test_one_rect_per_rank_and_nothing_external(build, lang):
     assert f'<meta http-equiv="Content-Security-Policy" content="{CSP.replace(chr(39), "&#39;")}">' in html \
         or f'content="{CSP}"' in html
     assert "<script" not in html.lower()
-    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html)  # nothing fetched
+    assert not re.search(r"""src\s*=\s*["']?(?:https?:)?//""", html)  # nothing fetched
+    assert not re.search(r"""<(?!a )[^>]*href\s*=\s*["']?(?:https?:)?//""", html)  # links (<a>) only, never loaded
     assert "@import" not in html and "url(" not in html
 
 
@@ -108,3 +109,14 @@ def test_rank_states_have_distinct_colours_never_seen_muted_and_the_culprit_loud
     assert luminance(STATE_COLOURS["never_seen"]) > max(luminance(STATE_COLOURS[s]) for s in shown if s != "never_seen")
     assert saturation(STATE_COLOURS["never_seen"]) < 16  # grey: muted
     assert saturation(STATE_COLOURS["culprit"]) == max(saturation(c) for c in STATE_COLOURS.values())
+
+
+def test_job_table_says_only_what_is_known_and_references_are_links():
+    report = xid_report()
+    report.job.world_size, report.job.attempts = None, 3
+    report.findings[0].references = ["https://docs.nvidia.com/deploy/xid-errors/", "NVIDIA Xid catalogue"]
+    html = report.to_html()
+    assert f"at least {len(report.job.ranks_seen)}" in html and "至少" in html  # never "?"
+    assert "Restarts</span>" in html and "<td>2</td>" in html  # attempts - 1
+    assert '<a href="https://docs.nvidia.com/deploy/xid-errors/" rel="noreferrer">' in html
+    assert "<code>NVIDIA Xid catalogue</code>" in html
