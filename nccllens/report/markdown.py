@@ -157,7 +157,8 @@ def render(report: Report, lang: str | None = None, **_: object) -> str:
     out += [f"### {label('ranks', lang)}", "", *_ranks(report, lang)]
     failures = first_failures(report, limit=10)
     if failures:
-        lines = [f"{f.ts or '-'}  {f.host}  {f.text.strip()}" for f in failures]
+        lines = [f"{f.ts or '-'}  {f.host if f.host != '?' else label('no_host', lang)}  {f.text.strip()}"
+                 for f in failures]
         out += [f"### {label('timeline', lang)}", "", fence(lines), ""]
     inv = inventory(report)
     out += ["<details>", f"<summary>{inline(label('inputs', lang))}{colon(lang)}{inline(inventory_line(inv, lang))}</summary>", ""]

@@ -46,9 +46,9 @@ class GridPicture:
 
 
 def _title(c, lang: str) -> str:
-    parts = [f"{label('rank', lang)} {c.rank}", f"{label('host', lang)} {c.host or '?'}"]
-    seq = c.status.last_seq if c.status.last_seq is not None else "?"
-    parts.append(f"{label('last_seq', lang)} {seq}")
+    parts = [f"{label('rank', lang)} {c.rank}", f"{label('host', lang)} {c.host or label('no_host', lang)}"]
+    if c.status.last_seq is not None:  # an unknown SeqNum is left out, not "?"
+        parts.append(f"{label('last_seq', lang)} {c.status.last_seq}")
     state = state_label(c.status.state, lang)
     if c.state == "culprit":
         state += f" ({state_label('culprit', lang)})"
@@ -129,8 +129,9 @@ def swimlane(report: Report, lang: str) -> Swimlane | None:
         else:
             first_x = round(LABEL_W + plot_w * (i + 0.5) / len(shown), 1)
         ticks = [x_of(t) for t in marks.get(f.host, [])] if clock else []
-        title = " · ".join(str(p) for p in (f.ts or label("no_clock", lang), f.host, f.text.strip()[:300]) if p)
-        lanes.append(Lane(f.host, y, first_x, title, ticks))
+        host = f.host if f.host != "?" else label("no_host", lang)
+        title = " · ".join(str(p) for p in (f.ts or label("no_clock", lang), host, f.text.strip()[:300]) if p)
+        lanes.append(Lane(host, y, first_x, title, ticks))
     return Swimlane(WIDTH, 30 + len(shown) * LANE_H, lanes, clock,
                     min(times).isoformat() if clock else "", max(times).isoformat() if clock else "",
                     len(failures) - len(shown))
