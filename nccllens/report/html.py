@@ -23,6 +23,7 @@ from nccllens.report.life import life_lines
 from nccllens.report.model import Finding, Report
 from nccllens.report.svg_layout import grid_picture, swimlane
 from nccllens.report.view import (
+    clock,
     compact_hosts,
     compact_ranks,
     evidence_location,
@@ -88,6 +89,7 @@ def context(report: Report, lang: str) -> dict:
         "inv": inv,
         "life": {lg: life_lines(report, lg) for lg in LANGS},
         "inv_line": {lg: inventory_line(inv, lg) for lg in LANGS},
+        "clock": clock,
         "at_least": {"en": f"at least {len(report.job.ranks_seen)}", "zh": f"至少 {len(report.job.ranks_seen)}"},
         "skip_reasons": lambda reason: {lg: skip_reason(reason or "", lg) for lg in LANGS},
     }

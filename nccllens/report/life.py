@@ -95,7 +95,7 @@ def signs(report: Report) -> tuple[list[Sign], list[Sign]]:
 
 
 def _clock(t: datetime) -> str:
-    return t.isoformat(sep=" ", timespec="seconds")
+    return t.isoformat(timespec="seconds")
 
 
 def life_lines(report: Report, lang: str) -> list[str]:

@@ -11,6 +11,7 @@ from nccllens.report.labels import category_label, colon, label, paren, skip_rea
 from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import culprit, next_steps, summary_line
 from nccllens.report.view import (
+    clock,
     compact_hosts,
     compact_ranks,
     evidence_location,
@@ -74,7 +75,7 @@ def _table(report: Report, lang: str) -> list[str]:
     rows = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for f in report.findings:
         cells = [f.id, label(f.severity, lang), label(f.role, lang), f"`{f.category}`", f"`{f.rule}`",
-                 inline(f.text("title", lang), cell=True), _where(f), inline(f.first_seen or "")]
+                 inline(f.text("title", lang), cell=True), _where(f), inline(clock(f.first_seen))]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
@@ -157,7 +158,7 @@ def render(report: Report, lang: str | None = None, **_: object) -> str:
     out += [f"### {label('ranks', lang)}", "", *_ranks(report, lang)]
     failures = first_failures(report, limit=10)
     if failures:
-        lines = [f"{f.ts or '-'}  {f.host if f.host != '?' else label('no_host', lang)}  {f.text.strip()}"
+        lines = [f"{clock(f.ts) or '-'}  {f.host if f.host != '?' else label('no_host', lang)}  {f.text.strip()}"
                  for f in failures]
         out += [f"### {label('timeline', lang)}", "", fence(lines), ""]
     inv = inventory(report)

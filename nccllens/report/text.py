@@ -20,6 +20,7 @@ from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import next_steps, skip_reasons, summary_line
 from nccllens.report.text_grid import grid_lines, timeline_lines
 from nccllens.report.view import (
+    clock,
     evidence_location,
     finding_tree,
     inventory,
@@ -100,7 +101,7 @@ def _finding(console: Console, f: Finding, lang: str, indent: int) -> None:
     if place:
         head.append(f"  [{place}]", style="magenta")
     if f.first_seen:
-        head.append(f"  {f.first_seen}", style="cyan")
+        head.append(f"  {clock(f.first_seen)}", style="cyan")
     _hang(console, Text(f"{f.id} ", style="bold"), head, indent)
     pad = indent + 4
     if f.role == "cause":

@@ -8,6 +8,7 @@ from nccllens.report.first_failures import first_failures
 from nccllens.report.grid import HostRow, host_rows, row_counts, state_counts
 from nccllens.report.labels import colon, label, state_colour, state_label, state_letter
 from nccllens.report.model import Report
+from nccllens.report.view import clock
 
 LABEL_MAX = 36
 
@@ -75,9 +76,9 @@ def timeline_lines(report: Report, width: int, lang: str, limit: int = 10) -> li
     shown = failures[:limit]
     hosts = [f.host if f.host != "?" else label("no_host", lang) for f in shown]
     host_width = min(LABEL_MAX, max(len(h) for h in hosts))
-    ts_width = max(len(f.ts or "-") for f in shown)
+    ts_width = max(len(clock(f.ts) or "-") for f in shown)
     for f, host in zip(shown, hosts, strict=True):
-        line = Text(f"{(f.ts or '-'):<{ts_width}}  ", style="cyan")
+        line = Text(f"{(clock(f.ts) or '-'):<{ts_width}}  ", style="cyan")
         line.append(f"{host:<{host_width}}  ", style="bold")
         if f.rank is not None:
             line.append(f"{label('rank', lang)} {f.rank} ")

@@ -19,6 +19,14 @@ def compact_hosts(hosts: list[str], limit: int = 3) -> str:
     return ", ".join(hosts[:limit]) + f" (+{len(hosts) - limit})"
 
 
+def clock(ts: str | None) -> str:
+    """A timestamp as shown: ISO 8601 to the second, every one alike (``2026-11-22T03:49:45``, not
+    ``…T03:49:45.387000``); the JSON keeps the full value."""
+    if not ts:
+        return ""
+    return ts[:19] if len(ts) > 19 and ts[10:11] in ("T", " ") and ts[16:17] == ":" else ts
+
+
 def first_step(remediation: str) -> str:
     """The first thing to do: the first non-empty line of the remediation, without its list number."""
     for line in remediation.splitlines():
@@ -65,7 +73,7 @@ def verdict_sentence(report: Report, lang: str | None = None) -> str:
     if place:
         parts.append(f"{label('on', lang)} {place}")
     if top.first_seen:
-        parts.append(f"{label('at', lang)} {top.first_seen}")
+        parts.append(f"{label('at', lang)} {clock(top.first_seen)}")
     sentence = sep.join(parts)
     step = first_step(top.text("remediation", lang))
     if step:

@@ -130,3 +130,19 @@ def test_chinese_skip_reasons_are_translated():
     assert "跳过 1 个：不是日志：配置文件" in out
     html = xid_report("zh").to_html()
     assert "不是日志：配置文件" in html and "已读取 9 个文件（12200 行，99 个事件），跳过 2 个" in html
+
+
+def test_timestamps_are_shown_at_one_precision():
+    import re
+    from pathlib import Path
+
+    import nccllens
+
+    report = nccllens.analyze(str(Path(__file__).resolve().parents[2] / "fixtures" / "exception_one_rank"))
+    assert any(f.first_seen and "." in f.first_seen for f in report.findings)  # the JSON keeps the fraction
+    text = report.to_text(color=False, width=400).splitlines()
+    heads = [line for line in text if re.match(r"\s*F\d+ ", line)]  # not the quoted log lines
+    rows = [line for line in report.to_markdown().splitlines() if line.startswith("| F")]
+    for line in heads + rows:
+        assert not re.search(r"\d\d:\d\d:\d\d\.\d", line), line
+    assert any("2026-11-22T03:49:45" in line for line in heads + rows)
