@@ -18,6 +18,7 @@ from nccllens.report.view import (
     finding_tree,
     inventory,
     inventory_line,
+    shown_role,
     top_finding,
     verdict_sentence,
 )
@@ -74,7 +75,7 @@ def _table(report: Report, lang: str) -> list[str]:
              label("finding", lang), label("where", lang), label("since", lang)]
     rows = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for f in report.findings:
-        cells = [f.id, label(f.severity, lang), label(f.role, lang), f"`{f.category}`", f"`{f.rule}`",
+        cells = [f.id, label(f.severity, lang), label(shown_role(f, bool(f.explained_by)), lang), f"`{f.category}`", f"`{f.rule}`",
                  inline(f.text("title", lang), cell=True), _where(f), inline(clock(f.first_seen))]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -82,7 +83,7 @@ def _table(report: Report, lang: str) -> list[str]:
 
 def _finding(f: Finding, lang: str, level: str) -> list[str]:
     out = [f"{level} {f.id} · {inline(f.text('title', lang))}", ""]
-    meta = [f"**{label(f.severity, lang)}**", label(f.role, lang), inline(category_label(f.category, lang)),
+    meta = [f"**{label(f.severity, lang)}**", label(shown_role(f, level != "####"), lang), inline(category_label(f.category, lang)),
             f"`{f.rule}`", f"{label('confidence', lang)} {f.confidence:.2f}"]
     where = _where(f)
     if where:

@@ -25,6 +25,7 @@ from nccllens.report.view import (
     finding_tree,
     inventory,
     inventory_line,
+    shown_role,
     verdict_sentence,
     where,
 )
@@ -92,10 +93,10 @@ def _numbered(console: Console, line: str, indent: int) -> None:
         _out(console, Text(line), indent)
 
 
-def _finding(console: Console, f: Finding, lang: str, indent: int) -> None:
+def _finding(console: Console, f: Finding, lang: str, indent: int, nested: bool = False) -> None:
     head = Text()
     head.append(f" {label(f.severity, lang).upper()} ", style=SEVERITY_STYLE.get(f.severity, ""))
-    head.append(f" {label(f.role, lang)} · {category_label(f.category, lang)} · {f.rule}  ", style="dim")
+    head.append(f" {label(shown_role(f, nested), lang)} · {category_label(f.category, lang)} · {f.rule}  ", style="dim")
     head.append(f.text("title", lang), style="bold")
     place = where(f, lang)
     if place:
@@ -134,7 +135,7 @@ def _findings(console: Console, report: Report, lang: str) -> None:
             console.print(Text(f"    └ {label('symptoms', lang)}{paren(str(len(group.explains)), lang, ' ')}",
                                style="dim"))
             for child in group.explains:
-                _finding(console, child, lang, 6)
+                _finding(console, child, lang, 6, nested=True)
 
 
 def _inputs(console: Console, report: Report, lang: str, verbose: bool) -> None:

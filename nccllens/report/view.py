@@ -19,6 +19,12 @@ def compact_hosts(hosts: list[str], limit: int = 3) -> str:
     return ", ".join(hosts[:limit]) + f" (+{len(hosts) - limit})"
 
 
+def shown_role(f: Finding, nested: bool) -> str:
+    """The role a reader sees: a finding folded under a cause's symptoms is a symptom there, even when
+    the ranking kept it as a (narrower) cause; the JSON keeps the ranking's role."""
+    return "symptom" if nested and f.role == "cause" else f.role
+
+
 def clock(ts: str | None) -> str:
     """A timestamp as shown: ISO 8601 to the second, every one alike (``2026-11-22T03:49:45``, not
     ``…T03:49:45.387000``); the JSON keeps the full value."""

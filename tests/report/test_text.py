@@ -146,3 +146,21 @@ def test_timestamps_are_shown_at_one_precision():
     for line in heads + rows:
         assert not re.search(r"\d\d:\d\d:\d\d\.\d", line), line
     assert any("2026-11-22T03:49:45" in line for line in heads + rows)
+
+
+def test_a_finding_folded_under_a_cause_is_never_labelled_cause():
+    from pathlib import Path
+
+    import nccllens
+
+    report = nccllens.analyze(str(Path(__file__).resolve().parents[2] / "fixtures" / "master_port_in_use"))
+    nested = [f for f in report.findings if f.role == "cause" and f.explained_by]
+    assert nested  # the ranking keeps NL-STORE-008 a (narrower) cause under the port-in-use cause
+    text = report.to_text(color=False, width=300).splitlines()
+    shown = [line for line in text if line.lstrip().startswith(f"{nested[0].id} ")]
+    assert shown and " symptom · " in shown[0] and " cause · " not in shown[0]
+    md = report.to_markdown()
+    assert f"| {nested[0].id} | error | symptom |" in md or f"| {nested[0].id} | warning | symptom |" in md
+    html = report.to_html()
+    article = html.split(f'id="finding-{nested[0].id}"', 1)[1].split("</h3>", 1)[0]
+    assert "Symptom" in article or "symptom" in article
