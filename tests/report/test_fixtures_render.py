@@ -40,7 +40,8 @@ def test_every_fixture_renders(folder, fmt, lang):
         assert "结论" in out  # the Chinese heading of the verdict
 
 
-UNKNOWN_MARK = re.compile(r"(?<!\$)\?")  # a "?" that is not the shell's "$?"
+# a "?" standing for a value ("rank ?", "nodename=?", "(?)"), not a question's or the shell's "$?"
+UNKNOWN_MARK = re.compile(r"(?:^|(?<=[\s(=（]))\?(?=$|[\s),.;:，。；：）])")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
