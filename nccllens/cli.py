@@ -128,7 +128,7 @@ def analyze(
     code = commands.analyze(
         paths, fmt=format.value if format else None, output=output, lang=lang.value if lang else None,
         rules=rules, select=select, ignore=ignore, host=host, rank=rank, fail_on=fail_on.value if fail_on else None,
-        exit_zero=exit_zero, verbose=verbose, quiet=quiet,
+        exit_zero=exit_zero, verbose=verbose, quiet=quiet, command=command_line(),
     )
     raise typer.Exit(code)
 
@@ -156,8 +156,18 @@ def ranks(
     raise typer.Exit(commands.ranks(paths, lang=lang.value if lang else None, fmt=format.value))
 
 
+def _complete_rule(incomplete: str) -> list[str]:
+    """Rule ids (and analysis ids) for the shell's completion of ``nccllens explain``."""
+    from nccllens.analyses.common import texts
+    from nccllens.engine import load_rules
+
+    ids = sorted({r.id for r in load_rules([])} | set(texts()))
+    return [i for i in ids if i.lower().startswith(incomplete.lower())]
+
+
 @app.command(cls=Command)
-def explain(rule_id: str = typer.Argument(..., metavar="RULE", help="A rule id or alias."),
+def explain(rule_id: str = typer.Argument(..., metavar="RULE", help="A rule id or alias.",
+                                          autocompletion=_complete_rule),
             lang: Lang | None = typer.Option(None, "--lang", metavar="en|zh")) -> None:
     """Show a rule's page: what it detects, why it matters, examples, fix."""
     raise typer.Exit(commands.explain(rule_id, lang.value if lang else None))
@@ -172,6 +182,16 @@ try:
     app.add_typer(rules_app, name="rules", cls=Group, help="List, show and check rules.")
 except ImportError:  # pragma: no cover - only while the engine is being written
     pass
+
+
+def command_line() -> str | None:
+    """The command line that is running, for the HTML footer: None when nccllens is not the program
+    (a test runner calling the app)."""
+    import shlex
+
+    if not sys.argv or os.path.basename(sys.argv[0]) not in ("nccllens", "cli.py"):
+        return None
+    return "nccllens " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 def main() -> None:  # pragma: no cover

@@ -124,8 +124,9 @@ def _write(pieces: Iterable[str], output: Path | None) -> bool:
 
 def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str | None, rules: list[str],
             select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
-            exit_zero: bool, verbose: bool = False, quiet: bool = False) -> int:
-    """Run the analysis and write the report; 0 clean, 1 findings at/above fail-on, 2 usage/input error."""
+            exit_zero: bool, verbose: bool = False, quiet: bool = False, command: str | None = None) -> int:
+    """Run the analysis and write the report; 0 clean, 1 findings at/above fail-on, 2 usage/input error.
+    ``command``: the command line, for the HTML footer."""
     _streams()
     if not _check_paths(paths):
         return 2
@@ -136,12 +137,13 @@ def analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str
     paths = unique_paths(paths)
     with workers.early(paths):  # before anything loads polars
         return _analyze(paths, fmt=fmt, output=output, lang=lang, rules=rules, select=select, ignore=ignore,
-                        host=host, rank=rank, fail_on=fail_on, exit_zero=exit_zero, verbose=verbose, quiet=quiet)
+                        host=host, rank=rank, fail_on=fail_on, exit_zero=exit_zero, verbose=verbose, quiet=quiet,
+                        command=command)
 
 
 def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: str | None, rules: list[str],
              select: list[str], ignore: list[str], host: str | None, rank: int | None, fail_on: str | None,
-             exit_zero: bool, verbose: bool, quiet: bool) -> int:
+             exit_zero: bool, verbose: bool, quiet: bool, command: str | None = None) -> int:
     from nccllens.analysis import run_analysis
     from nccllens.config import ConfigError, resolve
     from nccllens.engine import RuleError
@@ -171,7 +173,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     if fail_on not in _RANK:
         _err(f"unknown --fail-on level {fail_on!r}: use critical, error, warning or info")
         return 2
-    if not _write(render_pieces(report, fmt, verbose=verbose, quiet=quiet), output):
+    if not _write(render_pieces(report, fmt, verbose=verbose, quiet=quiet, command=command), output):
         return 2
     if output is not None:
         _err(f"wrote the {fmt} report to {output}")

@@ -216,3 +216,16 @@ def test_ranks_as_json_mark_the_culprit_and_when_each_rank_was_last_seen():
     assert rows[3]["last_seen"].startswith("2026-11-22T03:49:4")
     text = runner.invoke(app, ["ranks", str(FIXTURE)]).stdout
     assert "culprit" in text.splitlines()[1] and "last seen" in text.splitlines()[1]
+
+
+def test_rule_ids_complete_in_the_shell_and_the_html_footer_names_its_command(tmp_path):
+    import subprocess
+    import sys
+
+    from nccllens.cli import _complete_rule
+
+    assert "NL-GPU-001" in _complete_rule("nl-gpu-00") and "AN-MASKED-EXIT" in _complete_rule("AN-M")
+    out = tmp_path / "r.html"
+    subprocess.run([sys.executable, "-m", "nccllens.cli", "analyze", str(FIXTURE), "-o", str(out), "--exit-zero"],
+                   check=True, capture_output=True, timeout=120)
+    assert f"<code>nccllens analyze {FIXTURE} -o {out} --exit-zero</code></footer>" in out.read_text()

@@ -95,7 +95,8 @@ def context(report: Report, lang: str) -> dict:
     }
 
 
-def render(report: Report, lang: str | None = None, **_: object) -> str:
-    """The HTML report; ``lang`` is the language shown first (both are embedded)."""
+def render(report: Report, lang: str | None = None, command: str | None = None, **_: object) -> str:
+    """The HTML report; ``lang`` is the language shown first (both are embedded); ``command``, the
+    command line that made it, goes in the footer (no time: the same report gives the same bytes)."""
     lang = lang if lang in LANGS else (report.lang if report.lang in LANGS else "en")
-    return environment().get_template("report.html.j2").render(**context(report, lang))
+    return environment().get_template("report.html.j2").render(**context(report, lang), command=command)
