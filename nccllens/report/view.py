@@ -73,9 +73,12 @@ def verdict_sentence(report: Report, lang: str | None = None) -> str:
     sep = "，" if zh else ", "
     parts = [f"{category_label(top.category, lang)}{colon(lang)}{top.text('title', lang)}"]
     title = top.text("title", lang)
-    place = where(top, lang)
-    if top.hosts and all(h in title for h in top.hosts):  # the title names the hosts already
-        place = f"{label('rank', lang)} {compact_ranks(top.ranks)}" if top.ranks else ""
+    # say each datum once: what the title names already (its hosts, its ranks) is not repeated
+    hosts = [] if top.hosts and all(h in title for h in top.hosts) else top.hosts
+    ranks = [] if top.ranks and re.search(r"\b(?:rank|Rank)(?:\(s\)|s)?\s+" + re.escape(compact_ranks(top.ranks))
+                                          + r"(?![\d,-])", title) else top.ranks
+    place = " / ".join(filter(None, [compact_hosts(hosts) if hosts else "",
+                                     f"{label('rank', lang)} {compact_ranks(ranks)}" if ranks else ""]))
     if place:
         parts.append(f"{label('on', lang)} {place}")
     if top.first_seen:

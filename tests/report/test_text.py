@@ -164,3 +164,16 @@ def test_a_finding_folded_under_a_cause_is_never_labelled_cause():
     html = report.to_html()
     article = html.split(f'id="finding-{nested[0].id}"', 1)[1].split("</h3>", 1)[0]
     assert "Symptom" in article or "symptom" in article
+
+
+def test_the_verdict_says_each_datum_once():
+    from pathlib import Path
+
+    import nccllens
+    from nccllens.report.view import verdict_sentence
+
+    report = nccllens.analyze(str(Path(__file__).resolve().parents[2] / "fixtures" / "exception_one_rank"))
+    en, zh = verdict_sentence(report, "en"), verdict_sentence(report, "zh")
+    assert en.startswith("exception in the training code: KeyError in the training code on rank(s) 3, on node-b, at ")
+    assert en.count("rank(s) 3") == 2  # the title and the first step, not a third "/ rank 3"
+    assert zh.startswith("训练代码异常：rank 3 训练代码抛出 KeyError，位于 node-b，时间 ")
