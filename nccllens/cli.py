@@ -7,13 +7,14 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from typer.core import TyperArgument, TyperCommand, TyperGroup
+from typer.core import TyperCommand
 
 from nccllens import allocator
 
 allocator.for_main_process()  # before anything imports polars
 
 from nccllens import commands  # noqa: E402
+from nccllens.cli_help import ANALYZE_EXAMPLES, FLAG, Command, Group  # noqa: E402
 from nccllens.shutdown import exit_now  # noqa: E402
 
 app = typer.Typer(
@@ -24,35 +25,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-FLAG = ""  # the metavar of an option without a value: nothing, not "<bool>"
-
-
-def _plain_metavars(params: list) -> list:
-    """Help without typer's type column for flags and arguments (``<bool>``, ``<list[str]>``): a flag
-    takes no value, and an argument's metavar (``PATH...``) says what it takes."""
-    for param in params:
-        if isinstance(param, TyperArgument) or getattr(param, "is_flag", False):
-            param.display_type_rich = _no_type  # type: ignore[method-assign]
-        elif param.metavar is None:  # "<str>", "<list[Path]>": the option's own name says more
-            param.metavar = (param.name or "value").upper()
-    return params
-
-
-class Command(TyperCommand):
-    def get_params(self, ctx):
-        return _plain_metavars(super().get_params(ctx))
-
-
-class Group(TyperGroup):
-    def get_params(self, ctx):
-        return _plain_metavars(super().get_params(ctx))
-
-
-def _no_type(ctx=None) -> None:
-    return None
-
-
 app.info.cls = Group  # the top-level help too
+
 
 def _version(value: bool) -> None:
     if value:
@@ -67,19 +41,6 @@ def _main(version: bool = typer.Option(False, "--version", "-V", metavar=FLAG, c
                                        help="Print the version and exit.")) -> None:
     """Find the quiet first cause of a failed distributed training job in its logs."""
 
-
-ANALYZE_EXAMPLES = """Analyze the logs of a failed job and report the root cause.
-
-Examples:
-
-  nccllens analyze logs/                      # every file below logs/, archives too
-
-  nccllens analyze job-1234.tar.gz -o report.html
-
-  kubectl logs trainer-0 | nccllens analyze - --host trainer-0
-
-  nccllens analyze logs/ -f json --select gpu_hardware --fail-on critical
-"""
 
 
 class Format(str, Enum):
