@@ -30,11 +30,10 @@ def last_seen(report: Report) -> dict[int, str]:
     return {int(r): ts.isoformat() for r, ts in seen.iter_rows()}
 
 
-def _key(s: RankStatus, culprit: set[int] = frozenset(), seen: dict[int, str] | None = None) -> tuple:
+def _key(s: RankStatus, culprit: set[int] = frozenset()) -> tuple:
     exit_text = s.signal or (str(s.exit_code) if s.exit_code is not None else "")
-    when = (seen or {}).get(s.rank, "")[:19].replace("T", " ")  # a group's rows share the second
     return (s.host or "", s.state, "yes" if s.rank in culprit else "", exit_text, s.last_seq, s.last_completed,
-            s.last_op or "", when)
+            s.last_op or "")
 
 
 def _span(first: int, last: int) -> str:
@@ -43,24 +42,25 @@ def _span(first: int, last: int) -> str:
 
 def groups(ranks: list[RankStatus], culprit: set[int] = frozenset(),
            seen: dict[int, str] | None = None) -> list[tuple[str, tuple]]:
-    """Consecutive ranks with identical (host, state, exit, seqs, op) collapse into one row; the row shows
-    the first error of its first rank."""
+    """Consecutive ranks with identical (host, state, culprit, exit, seqs, op) collapse into one row; the
+    row shows the latest last-seen time of its ranks (to the second) and the first error of its first rank."""
+    seen = seen or {}
     out: list[tuple[str, tuple]] = []
-    start = prev = None
-    current = None
-    error = ""
+    start = prev = current = None
+    error, latest = "", ""
     for s in sorted(ranks, key=lambda r: r.rank):
-        k = _key(s, culprit, seen)
+        k = _key(s, culprit)
+        when = seen.get(s.rank, "")[:19].replace("T", " ")
         if current is not None and k == current and prev is not None and s.rank == prev + 1:
-            prev = s.rank
+            prev, latest = s.rank, max(latest, when)
             continue
         if current is not None:
-            out.append((_span(start, prev), current + (error,)))
+            out.append((_span(start, prev), current + (latest, error)))
         start = prev = s.rank
-        current = k
+        current, latest = k, when
         error = (s.first_error or "")[:60]
     if current is not None:
-        out.append((_span(start, prev), current + (error,)))
+        out.append((_span(start, prev), current + (latest, error)))
     return out
 
 
