@@ -86,3 +86,27 @@ def error_marks(report: Report) -> dict[str, list[datetime]]:
         if cand.when is not None:
             marks.setdefault(cand.host, []).append(cand.when)
     return {h: sorted(v) for h, v in marks.items()}
+
+
+_NUMBERS = re.compile(r"\d+")
+
+
+def shape(text: str) -> str:
+    """A line with its numbers masked: ``[Rank 8] … SeqNum=4000`` and ``[Rank 16] … SeqNum=4000`` alike."""
+    return _NUMBERS.sub("#", text.strip())
+
+
+def alike(failures: list[Failure]) -> list[tuple[Failure, int]]:
+    """The first failures with the hosts whose first error reads the same (numbers aside) folded into
+    the first of them: ``(failure, how many more hosts)``. 40 identical victim timeouts are one line."""
+    out: list[tuple[Failure, int]] = []
+    seen: dict[str, int] = {}
+    for f in failures:
+        key = shape(f.text)
+        if key in seen:
+            first, more = out[seen[key]]
+            out[seen[key]] = (first, more + 1)
+            continue
+        seen[key] = len(out)
+        out.append((f, 0))
+    return out

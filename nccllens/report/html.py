@@ -8,13 +8,14 @@ from pathlib import Path
 
 import jinja2
 
-from nccllens.report.first_failures import first_failures
+from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
 from nccllens.report.labels import (
     CATEGORIES,
     LABELS,
     STATE_COLOURS,
     STATES,
+    alike_note,
     category_label,
     skip_reason,
     state_letter,
@@ -85,11 +86,12 @@ def context(report: Report, lang: str) -> dict:
         "host_rows": host_rows(report, max_rows=24),
         "state_counts": state_counts(report),
         "lanes": swimlane(report, lang),
-        "failures": first_failures(report, limit=40),
+        "failures": alike(first_failures(report))[:40],
         "inv": inv,
         "life": {lg: life_lines(report, lg) for lg in LANGS},
         "inv_line": {lg: inventory_line(inv, lg) for lg in LANGS},
         "clock": clock,
+        "alike_note": lambda n: {lg: alike_note(n, lg) for lg in LANGS},
         "at_least": {"en": f"at least {len(report.job.ranks_seen)}", "zh": f"至少 {len(report.job.ranks_seen)}"},
         "skip_reasons": lambda reason: {lg: skip_reason(reason or "", lg) for lg in LANGS},
     }

@@ -160,6 +160,11 @@ def skip_reason(reason: str, lang: str) -> str:
     return "：".join(out)
 
 
+def alike_note(n: int, lang: str) -> str:
+    """``(+6 hosts alike)`` / ``（另有 6 个节点相同）``: hosts whose first error reads the same."""
+    return f"（另有 {n} 个节点相同）" if lang == "zh" else f"(+{n} hosts alike)"
+
+
 def colon(lang: str) -> str:
     """``: `` in English, the full-width ``：`` in Chinese (no space after it)."""
     return "：" if lang == "zh" else ": "

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import re
 
-from nccllens.report.first_failures import first_failures
+from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
-from nccllens.report.labels import category_label, colon, label, paren, skip_reason, state_label, state_letter
+from nccllens.report.labels import (
+    alike_note,
+    category_label,
+    colon,
+    label,
+    paren,
+    skip_reason,
+    state_label,
+    state_letter,
+)
 from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import culprit, next_steps, summary_line
 from nccllens.report.view import (
@@ -157,10 +166,10 @@ def render(report: Report, lang: str | None = None, **_: object) -> str:
                 out += _finding(child, lang, "#####")
             out += ["</details>", ""]
     out += [f"### {label('ranks', lang)}", "", *_ranks(report, lang)]
-    failures = first_failures(report, limit=10)
+    failures = alike(first_failures(report))[:10]
     if failures:
-        lines = [f"{clock(f.ts) or '-'}  {f.host if f.host != '?' else label('no_host', lang)}  {f.text.strip()}"
-                 for f in failures]
+        lines = [f"{clock(f.ts) or '-'}  {f.host if f.host != '?' else label('no_host', lang)}  "
+                 + (alike_note(n, lang) + " " if n else "") + f.text.strip() for f, n in failures]
         out += [f"### {label('timeline', lang)}", "", fence(lines), ""]
     inv = inventory(report)
     out += ["<details>", f"<summary>{inline(label('inputs', lang))}{colon(lang)}{inline(inventory_line(inv, lang))}</summary>", ""]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from nccllens.report.first_failures import first_failures
+from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import HostRow, host_rows, row_counts, state_counts
-from nccllens.report.labels import colon, label, state_colour, state_label, state_letter
+from nccllens.report.labels import alike_note, colon, label, state_colour, state_label, state_letter
 from nccllens.report.model import Report
 from nccllens.report.view import clock
 
@@ -73,18 +73,23 @@ def timeline_lines(report: Report, width: int, lang: str, limit: int = 10) -> li
     if not failures:
         return [Text(label("no_failures", lang))]
     lines = []
-    shown = failures[:limit]
+    folded = alike(failures)
+    shown = [f for f, _ in folded[:limit]]
+    more = [n for _, n in folded[:limit]]
     hosts = [f.host if f.host != "?" else label("no_host", lang) for f in shown]
     host_width = min(LABEL_MAX, max(len(h) for h in hosts))
     ts_width = max(len(clock(f.ts) or "-") for f in shown)
-    for f, host in zip(shown, hosts, strict=True):
+    for f, host, alike_hosts in zip(shown, hosts, more, strict=True):
         line = Text(f"{(clock(f.ts) or '-'):<{ts_width}}  ", style="cyan")
         line.append(f"{host:<{host_width}}  ", style="bold")
         if f.rank is not None:
             line.append(f"{label('rank', lang)} {f.rank} ")
+        if alike_hosts:
+            line.append(alike_note(alike_hosts, lang) + " ", style="dim")
         line.append(f.text.strip())
         line.truncate(width, overflow="ellipsis")
         lines.append(line)
-    if len(failures) > limit:
-        lines.append(Text(f"… +{len(failures) - limit} {label('host_rows', lang)}", style="dim"))
+    if len(folded) > limit:
+        rest = sum(1 + n for _, n in folded[limit:])
+        lines.append(Text(f"… +{rest} {label('host_rows', lang)}", style="dim"))
     return lines

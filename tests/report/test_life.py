@@ -41,3 +41,11 @@ def test_a_hang_shows_each_ranks_last_sign_of_life(hang):
 def test_a_crash_is_not_a_hang():
     report = nccllens.analyze(str(ROOT / "fixtures" / "exception_one_rank"))
     assert "Last sign of life" not in render(report, "text", color=False, width=120)
+
+
+def test_identical_victim_timeouts_are_one_line_of_first_failures(hang):
+    report = nccllens.analyze(str(hang))
+    text = render(report, "text", color=False, width=200)
+    failures = [line for line in text.split("First failures", 1)[1].split("Inputs", 1)[0].splitlines() if line.strip()]
+    assert len(failures) == 1 and "(+2 hosts alike)" in failures[0] and "Watchdog caught collective" in failures[0]
+    assert "（另有 2 个节点相同）" in render(nccllens.analyze(str(hang), lang="zh"), "md")
