@@ -214,8 +214,11 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
     from nccllens.event_io import filter_events, show, write_events
     from nccllens.pipeline import extract_tables
 
-    # the rules' patterns too: lines only a rule keeps must reach the table (and its Parquet shards)
-    patterns = [r.match.pattern for r in load_rules(Options()) if r.match.pattern]
+    # the rules' patterns too: lines only a rule keeps must reach the table (and its Parquet shards), and
+    # the lines that show a job finished (analyze's "No failure found" needs them)
+    from nccllens.report.outcome import FINISHED_PATTERNS
+
+    patterns = [r.match.pattern for r in load_rules(Options()) if r.match.pattern] + list(FINISHED_PATTERNS)
     table, _, summaries = extract_tables(paths, patterns, host=host)
     table = filter_events(table, kinds, ranks)
     if ranks:

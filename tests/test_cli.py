@@ -229,3 +229,10 @@ def test_rule_ids_complete_in_the_shell_and_the_html_footer_names_its_command(tm
     subprocess.run([sys.executable, "-m", "nccllens.cli", "analyze", str(FIXTURE), "-o", str(out), "--exit-zero"],
                    check=True, capture_output=True, timeout=120)
     assert f"<code>nccllens analyze {FIXTURE} -o {out} --exit-zero</code></footer>" in out.read_text()
+
+
+def test_event_shards_keep_the_proof_that_a_job_finished(tmp_path):
+    healthy = ROOT / "fixtures" / "healthy_clean"
+    assert runner.invoke(app, ["events", str(healthy), "-o", f"{tmp_path}/shards/"]).exit_code == 0
+    via = json.loads(runner.invoke(app, ["analyze", str(tmp_path / "shards"), "-f", "json"]).stdout)
+    assert via["verdict"]["summary"].startswith("No failure found: the logs show the job finished")
