@@ -111,7 +111,7 @@ def _finding(console: Console, f: Finding, lang: str, indent: int, nested: bool 
             _out(console, Text(summary), pad)
         remediation = f.text("remediation", lang).strip()
         if remediation:
-            _out(console, Text(label("remediation", lang) + ":", style="bold green"), pad)
+            _out(console, Text(label("remediation", lang) + colon(lang).rstrip(), style="bold green"), pad)
             for line in remediation.splitlines():
                 _numbered(console, line, pad + 2)
     shown = EVIDENCE_LINES.get(f.role, 1)
