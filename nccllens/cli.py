@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -151,7 +150,7 @@ def command_line() -> str | None:
     (a test runner calling the app)."""
     import shlex
 
-    if not sys.argv or os.path.basename(sys.argv[0]) not in ("nccllens", "cli.py"):
+    if not sys.argv or Path(sys.argv[0]).name not in ("nccllens", "cli.py"):
         return None
     return "nccllens " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
