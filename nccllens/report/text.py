@@ -142,7 +142,11 @@ def _inputs(console: Console, report: Report, lang: str, verbose: bool) -> None:
     inv = inventory(report)
     _heading(console, label("inputs", lang))
     console.print(Text(inventory_line(inv, lang)))
-    if not verbose:  # counts only; -v lists every file
+    if not verbose:  # counts only (and what needs a look: the configuration used, files with notes); -v lists all
+        for i in inv.read:
+            if i.kind == "configuration" or i.notes:
+                extra = ", ".join(filter(None, [i.kind, *i.notes]))
+                _out(console, Text(f"{label('read', lang)}    {i.path}  ({extra})"), 2)
         for reason, n in skip_reasons(report):
             said = f"跳过 {n} 个：{skip_reason(reason, lang)}" if lang == "zh" else f"{n} skipped: {reason}"
             _out(console, Text(said, style="yellow"), 2)
