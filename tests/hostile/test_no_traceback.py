@@ -143,4 +143,6 @@ def test_standard_input_closed_is_an_empty_input(tmp_path):
     with open(err, "w") as fh:
         done = _cli(["analyze", "-"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fh,
                     preexec_fn=lambda: os.close(0))
-    assert done.returncode == 0 and "Traceback" not in err.read_text()
+    # nothing read is an input error (issue 18): exit 2 with one line saying why, never a traceback
+    assert done.returncode == 2 and "Traceback" not in err.read_text()
+    assert "nothing to analyze: standard input is empty" in err.read_text()
