@@ -84,7 +84,8 @@ def test_a_malformed_configuration_of_ours_is_an_error_with_file_and_line(tmp_pa
     assert load_settings(tmp_path / "theirs").lang is None
 
 
-def test_configuration_is_found_from_the_analysed_folder_upwards(tmp_path):
+def test_configuration_comes_from_the_working_directory_not_from_above_the_logs(tmp_path, monkeypatch):
+    # issue 19 (logs never configure their analysis) over issue 18's lookup from the analysed folder upwards
     from typer.testing import CliRunner
 
     from nccllens.cli import app
@@ -92,8 +93,12 @@ def test_configuration_is_found_from_the_analysed_folder_upwards(tmp_path):
     logs = tmp_path / "job" / "logs"
     write(logs / "rank0.log", "[rank0]:RuntimeError: CUDA error: an illegal memory access was encountered\n")
     write(tmp_path / "job" / "nccllens.toml", 'lang = "zh"\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("LANG", "C")
     result = CliRunner().invoke(app, ["analyze", str(logs), "-q"])
-    assert "结论" in result.stdout  # the job folder's nccllens.toml, not the working directory's
-    write(tmp_path / "job" / "nccllens.toml", 'lang = "zh\n')
+    assert "结论" not in result.stdout and "Verdict" in result.stdout
+    write(work / "nccllens.toml", 'lang = "zh\n')  # the working directory's, malformed: file and line
     result = CliRunner().invoke(app, ["analyze", str(logs), "-q"])
     assert result.exit_code == 2 and "nccllens.toml:1: invalid TOML" in result.output
