@@ -79,12 +79,15 @@ def _ends_connecting(table, lang):
 
 def _unclaimed(table, hits, findings, lang):
     """Failure lines that no rule matched and no finding quotes: low-confidence causes of their own."""
+    import polars as pl
+
     from nccllens.analyses.unclaimed import unclaimed_causes
 
-    claimed = {(e.file, e.line) for f in findings for e in f.evidence}
-    for hit in hits:
-        claimed.update(zip(hit.events["file"].cast(str).to_list(), hit.events["line"].to_list(), strict=True))
-    return unclaimed_causes(table, claimed, lang)
+    quoted = pl.DataFrame({"file": [e.file for f in findings for e in f.evidence],
+                           "line": [e.line for f in findings for e in f.evidence]},
+                          schema={"file": pl.String, "line": pl.Int64})
+    matched = [hit.events.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64)) for hit in hits]
+    return unclaimed_causes(table, pl.concat([quoted, *matched]), lang)
 
 
 NODE_WIDE = ("job_killed", "straggler")  # what happens to a node happens to every rank on it

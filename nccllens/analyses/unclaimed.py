@@ -94,22 +94,30 @@ def category_of(row: dict) -> str:
     return "application_error" if exc or row.get("family") == "python" else "nccl_internal"
 
 
-def unclaimed_causes(events: pl.DataFrame, claimed: set[tuple[str, int]], lang: str) -> list[Finding]:
-    """One low-confidence cause per category of the failure lines that no finding claims."""
+FIELDS = ("kind", "family", "error_code", "signal", "exc_type", "message", "detail")
+
+
+def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str) -> list[Finding]:
+    """One low-confidence cause per category of the failure lines that no finding claims; ``claimed``
+    holds the (file, line) of every line a rule matched or a finding quotes."""
     if not events.height:
         return []
     rows = failure_events(events)
     if not rows.height:
         return []
-    keys = pl.DataFrame({"file": [f for f, _ in claimed], "line": [n for _, n in claimed]},
-                        schema={"file": pl.String, "line": pl.Int64})
     rows = (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
-            .join(keys, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
+            .join(claimed.unique(), left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
     if not rows.height:
         return []
-    categories = [category_of(row) for row in rows.select(
-        "kind", "family", "error_code", "signal", "exc_type", "message", "detail").iter_rows(named=True)]
-    rows = rows.with_columns(pl.Series("_category", categories))
+    # each distinct combination of the fields is classified once, however often it repeats
+    distinct = rows.select([pl.col(c).cast(pl.String) if c in ("kind", "family", "signal", "exc_type") else pl.col(c)
+                            for c in FIELDS]).unique()
+    categories = distinct.with_columns(pl.Series("_category", [category_of(r) for r in distinct.iter_rows(named=True)],
+                                                 dtype=pl.String))
+    rows = rows.with_columns([pl.col(c).cast(pl.String).alias(f"_k{c}") for c in ("kind", "family", "signal", "exc_type")])
+    keys = [f"_k{c}" if c in ("kind", "family", "signal", "exc_type") else c for c in FIELDS]
+    rows = (rows.join(categories, left_on=keys, right_on=list(FIELDS), how="left", nulls_equal=True)
+            .drop([k for k in keys if k.startswith("_k")]))
     out = []
     for (category,), group in sorted(rows.group_by("_category"), key=lambda item: str(item[0][0])):
         group = group.sort(["ts", "file", "line"], nulls_last=True)
