@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperCommand
 
 from nccllens import allocator
+from nccllens.invocation import command_line
 
 allocator.for_main_process()  # before anything imports polars
 
@@ -144,15 +145,6 @@ try:
 except ImportError:  # pragma: no cover - only while the engine is being written
     pass
 
-
-def command_line() -> str | None:
-    """The command line that is running, for the HTML footer: None when nccllens is not the program
-    (a test runner calling the app)."""
-    import shlex
-
-    if not sys.argv or Path(sys.argv[0]).name not in ("nccllens", "cli.py"):
-        return None
-    return "nccllens " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 def main() -> None:  # pragma: no cover

@@ -18,13 +18,14 @@ _CHOICES = {"--format": ("text", "json", "html", "md"), "--lang": ("en", "zh"),
 _VALUE = {"--format": "fmt", "-f": "fmt", "--output": "output", "-o": "output", "--lang": "lang", "--host": "host",
           "--rank": "rank", "--fail-on": "fail_on"}
 _REPEATED = {"--rules": "rules", "--select": "select", "--ignore": "ignore"}
+_FLAGS = {"--exit-zero": "exit_zero", "--quiet": "quiet", "-q": "quiet", "--verbose": "verbose", "-v": "verbose"}
 
 
 def parse_analyze(args: list[str]) -> dict | None:
     """The keyword arguments of ``commands.analyze`` for ``args`` (after ``analyze``), or None when the typer
     application should handle them (help, errors, spellings this parser does not take)."""
     out: dict = {"paths": [], "fmt": None, "output": None, "lang": None, "rules": [], "select": [], "ignore": [],
-                 "host": None, "rank": None, "fail_on": None, "exit_zero": False}
+                 "host": None, "rank": None, "fail_on": None, "exit_zero": False, "quiet": False, "verbose": False}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -32,8 +33,8 @@ def parse_analyze(args: list[str]) -> dict | None:
         if arg == "-" or not arg.startswith("-"):
             out["paths"].append(arg)
             continue
-        if arg == "--exit-zero":
-            out["exit_zero"] = True
+        if arg in _FLAGS:
+            out[_FLAGS[arg]] = True
             continue
         name, eq, value = arg.partition("=")
         if name not in _VALUE and name not in _REPEATED or (eq and not name.startswith("--")):
@@ -72,10 +73,11 @@ def main() -> None:  # pragma: no cover - the console script; tests run parse_an
     from pathlib import Path
 
     from nccllens import commands
+    from nccllens.invocation import command_line
 
     if options["output"] is not None:
         options["output"] = Path(options["output"])
-    code = commands.analyze(options.pop("paths"), **options)
+    code = commands.analyze(options.pop("paths"), **options, command=command_line())
     exit_now(code)
     sys.exit(code)
 

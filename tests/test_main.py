@@ -17,10 +17,10 @@ FIXTURE = ROOT / "fixtures" / "wrapper_hides_exit_code"
 def test_common_command_lines_are_parsed_here():
     got = parse_analyze(["logs/", "--format", "json", "-o", "r.json", "--lang=zh", "--rules", "a", "--rules", "b",
                          "--select", "NL-GPU-001", "--ignore=x", "--rank", "3", "--host", "h1", "--fail-on", "warning",
-                         "--exit-zero", "-", "more.log"])
+                         "--exit-zero", "-q", "--verbose", "-", "more.log"])
     assert got == {"paths": ["logs/", "-", "more.log"], "fmt": "json", "output": "r.json", "lang": "zh",
                    "rules": ["a", "b"], "select": ["NL-GPU-001"], "ignore": ["x"], "host": "h1", "rank": 3,
-                   "fail_on": "warning", "exit_zero": True}
+                   "fail_on": "warning", "exit_zero": True, "quiet": True, "verbose": True}
 
 
 @pytest.mark.parametrize("args", [[], ["--help"], ["logs/", "--format", "pdf"], ["logs/", "--rank", "x"],
@@ -43,12 +43,21 @@ def test_the_fast_path_writes_what_the_typer_path_writes():
     assert _run("nccllens.main", *bad).returncode == _run("nccllens.cli", *bad).returncode == 2
 
 
+def test_quiet_and_html_footer_are_the_same_on_both_paths(tmp_path):
+    quiet = ("analyze", str(FIXTURE), "-q")
+    assert _run("nccllens.main", *quiet).stdout == _run("nccllens.cli", *quiet).stdout
+    for module in ("nccllens.main", "nccllens.cli"):
+        out = tmp_path / f"{module}.html"
+        _run(module, "analyze", str(FIXTURE), "-o", str(out))
+        assert f"nccllens analyze {FIXTURE} -o {out}" in out.read_text(), module
+
+
 def test_the_fast_path_loads_no_cli_framework(tmp_path):
     log = tmp_path / "tiny.log"
     log.write_text("[rank0]: RuntimeError: boom\n")
     code = "import sys; sys.argv[0] = 'nccllens'; from nccllens.main import main; main()"
     run = subprocess.run([sys.executable, "-X", "importtime", "-c", code, "analyze", str(log), "--exit-zero",
-                          "--format", "json"], capture_output=True, text=True, timeout=300)
+                          "--format", "json", "-q"], capture_output=True, text=True, timeout=300)
     imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if "|" in line}
     assert run.returncode == 0 and '"verdict"' in run.stdout
     assert "nccllens.analysis" in imported
