@@ -47,6 +47,8 @@ def test_prefixes_are_stripped_and_attributed(raw, starts, host, rank, local_ran
     # real: shared/reference/dmesg_xid.md §2.3 (kernel device names are not pdsh host prefixes)
     "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 20034, Fatal, Link 30 LTSSM Fault Up",
     "ib0: Lost carrier",
+    # real: https://github.com/ZwwWayne/K-Net/issues/30 (the slurm family reads slurmstepd's own host)
+    "slurmstepd-gpu20-15: error: *** STEP 9411285.0 ON gpu20-15 CANCELLED AT 2022-05-17T17:58:10 ***",
 ])
 def test_message_text_is_not_mistaken_for_a_prefix(raw):
     assert strip(raw).message == raw

@@ -43,6 +43,8 @@ _NOT_PDSH = re.compile(
     r"|device|node_rank|process|proc|thread|task)\d*"
     r"|nvidia-\S*|nvswitch\d*|mlx\d\S*|ib\d+\S*|eth\d+\S*|en[opsx]\S*|bond\d+\S*|nvme\S*|sd[a-z]+\d*"
     r"|docker\d*|veth\S*|lo\d*|usb\d\S*|pci\S*|acpi\S*|cpu\d+|node-exporter|x86\S*|0x[0-9a-f]+|\d+e\d+"
+    # daemons that put their host after a dash: "slurmstepd-gpu20-15: error: ..." (the slurm family reads it)
+    r"|slurmstepd-\S*|slurmd-\S*"
     # Python logger names (module paths), not hosts: deepspeed.runtime.zero.stage3: ...
     r"|(?:torch|deepspeed|transformers|accelerate|megatron|vllm|sglang|ray|lightning|pytorch_lightning|apex|"
     r"torchvision|numpy|triton|nemo|colossalai|fairscale|horovod|datasets|peft|trl)\..*)$", re.I)

@@ -222,6 +222,26 @@ def dataloader_facts(texts: Iterable[str]) -> dict:
     return facts
 
 
+# the old launchers (torch.distributed.launch ≤ 1.8, other subprocess-based ones) raise CalledProcessError for
+# a worker that failed: "Command '[..., '--local_rank=1', ...]' died with <Signals.SIGKILL: 9>." /
+# "... returned non-zero exit status 1."
+_CALLED = re.compile(r"CalledProcessError: Command .*?(?:died with <Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>"
+                     r"|returned non-zero exit status (?P<code>-?\d+))")
+_LOCAL_RANK_ARG = re.compile(r"'--local[_-]rank[= ](?P<n>\d{1,5})'")
+
+
+def launched_process_facts(message: str | None) -> dict:
+    """Signal / exit code and local rank of the worker a launcher's ``CalledProcessError`` names."""
+    m = _CALLED.search(message or "")
+    if not m:
+        return {}
+    facts: dict = {"signal": m["sig"]} if m["sig"] else {"exit_code": int(m["code"])}
+    arg = _LOCAL_RANK_ARG.search(message or "")
+    if arg:
+        facts["local_rank"] = int(arg["n"])
+    return facts
+
+
 def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[dict, list[Line]]:
     indent = len(body) - len(body.lstrip())
     following = ctx.following(line, MAX_TRACEBACK_LINES)
@@ -238,6 +258,7 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[d
         "exc_type": tb.exc_type, "message": tb.message or body.strip(), "detail": tb.detail(),
     }
     event.update(dataloader_facts(tb.texts))
+    event.update(launched_process_facts(tb.message))
     if header is not None and header.ts is not None:
         event["ts"], event["ts_kind"] = header.ts, header.ts_kind
     used = following[: tb.consumed]
@@ -260,6 +281,7 @@ def _exception_event(body: str) -> dict | None:
         return None
     event.update({"family": FAMILY, "kind": "python.exception", "level": "error"})
     event.update(dataloader_facts([body]))
+    event.update(launched_process_facts(event["message"]))
     return event
 
 

@@ -247,3 +247,14 @@ FRAGMENTS = [
 def test_parse_never_raises(text):
     for e in run(text):
         assert e["kind"] in ("python.traceback", "python.exception")
+
+
+def test_an_old_launchers_called_process_error_names_the_workers_signal_and_local_rank():
+    # real: https://github.com/open-mmlab/mmsegmentation/issues/189 (torch.distributed.launch, torch 1.x)
+    from nccllens.parse.python import launched_process_facts
+
+    line = ("subprocess.CalledProcessError: Command '['/opt/conda/bin/python', '-u', './tools/train.py', "
+            "'--local_rank=1', 'configs/deeplabv3plus/deeplabv3plus_r50-d8_512x512_40k_deepfashon2.py', '--launcher', "
+            "'pytorch']' died with <Signals.SIGKILL: 9>.")
+    assert launched_process_facts(line) == {"signal": "SIGKILL", "local_rank": 1}
+    assert launched_process_facts("KeyError: 'labels'") == {}

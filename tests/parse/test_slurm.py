@@ -138,3 +138,13 @@ FRAGMENTS = ["slurmstepd: ", "error: ", "*** ", "JOB ", "STEP ", "123", ".0", " 
 def test_parse_never_raises(text):
     for e in run(text):
         assert e["kind"].startswith("slurm.")
+
+
+def test_slurmstepd_with_its_host_after_a_dash_names_that_host_not_a_prefix_host():
+    import nccllens
+
+    # real: https://github.com/ZwwWayne/K-Net/issues/30 (fixtures/public/knet_slurm_cgroup_oom_gpu20_15_task0)
+    report = nccllens.analyze(str(Path(FIXTURES).parent / "knet_slurm_cgroup_oom_gpu20_15_task0"))
+    top = report.findings[0]
+    assert (report.verdict.category, top.hosts, top.ranks) == ("host_oom", ["gpu20-15"], [0])
+    assert not any("slurmstepd-" in h for f in report.findings for h in f.hosts)

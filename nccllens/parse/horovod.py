@@ -1,0 +1,89 @@
+"""Horovod's stall inspector (family ``horovod``): the ranks a collective waits for.
+
+Horovod's coordinator (rank 0) checks every ``HOROVOD_STALL_CHECK_TIME_SECONDS`` (60 s by default) for
+tensors that some ranks submitted and others did not, and names the missing ones:
+
+- ≤ 0.19 (``operations.cc``): ``[<time>: W horovod/common/operations.cc:588] <tensor> [missing ranks: 1, 3]``,
+  after the head line ``One or more tensors were submitted to be reduced, gathered or broadcasted by subset
+  of ranks and are waiting for remainder of ranks for more than 60 seconds. …`` and ``Stalled ops:``;
+- ≥ 0.20 (``stall_inspector.cc``): the same head line, then ``Missing ranks:`` and one ``<rank>: [<tensors>]``
+  line per missing rank.
+
+Each gives a ``horovod.stall`` event whose ``peer`` is the missing ranks (``rank 1``, ``ranks 1, 3``) when
+the line names them; the tensor is the ``key``. Mixed-in ``mpirun --tag-output`` prefixes (``[1,0]<stderr>:``
+in the middle of a line, where two writes interleaved) are taken out first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+from nccllens.parse.base import FileContext, Line, event_for
+
+FAMILY = "horovod"
+
+PREFILTER = r"\[missing ranks: [\d, ]+\]|waiting for remainder of ranks for more than \d+ seconds|^Missing ranks:\s*$"
+
+_TAG = re.compile(r"\[\d+,\d+\]<(?:stdout|stderr)>:")
+_MISSING = re.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
+_HEAD = re.compile(r"waiting for remainder of ranks for more than (?P<s>\d+) seconds")
+_TS = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): [WEI] ")
+_RANK_LINE = re.compile(r"^\s*(?:\d+:\s*)?(?P<rank>\d+): \[(?P<key>[^\]]*)\]")  # "1: [tensors]" (maybe labelled)
+
+
+def _ranks(nums: list[str]) -> str:
+    return f"rank {nums[0]}" if len(nums) == 1 else "ranks " + ", ".join(nums)
+
+
+def _time(body: str) -> dict:
+    m = _TS.search(body)
+    if not m:
+        return {}
+    try:
+        return {"ts": datetime.strptime(m["ts"][:26], "%Y-%m-%d %H:%M:%S.%f"), "ts_kind": "absolute"}
+    except ValueError:
+        return {}
+
+
+def _listed_ranks(line: Line, ctx: FileContext) -> tuple[list[str], str | None]:
+    """The ranks of the ``<rank>: [<tensors>]`` lines after a ``Missing ranks:`` line (≥ 0.20)."""
+    nums: list[str] = []
+    key = None
+    for nxt in ctx.following(line, 16):
+        m = _RANK_LINE.match(_TAG.sub("", nxt.raw))
+        if not m:
+            break
+        nums.append(m["rank"])
+        key = key or m["key"].split(",")[0].strip() or None
+    return nums, key
+
+
+def _event(line: Line, ctx: FileContext) -> dict | None:
+    body = _TAG.sub("", line.message).strip()
+    m = _MISSING.search(body)
+    if m:
+        nums = re.findall(r"\d+", m["ranks"])
+        return event_for(line, "horovod.stall", peer=_ranks(nums), key=m["key"] or None, level="warning",
+                         message=body, **_time(body))
+    head = _HEAD.search(body)
+    if head:
+        return event_for(line, "horovod.stall", timeout_ms=int(head["s"]) * 1000, level="warning",
+                         message=body, **_time(body))
+    if body == "Missing ranks:":
+        nums, key = _listed_ranks(line, ctx)
+        if nums:
+            return event_for(line, "horovod.stall", peer=_ranks(nums), key=key, level="warning", message=body)
+    return None
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        try:
+            event = _event(line, ctx)
+        except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
+            continue
+        if event is not None:
+            event["family"] = FAMILY
+            yield event

@@ -1,0 +1,44 @@
+"""horovod family: the stall inspector names the ranks a collective waits for.
+
+Real lines: https://github.com/horovod/horovod/issues/1012 (0.16, mpirun --tag-output, fixtures/public/
+horovod_docker_broadcast_stall_missing_rank1) and the ≥ 0.20 format as pasted in
+https://github.com/DEKHTIARJonathan/HVD_TF_Worker_Desync_BugReport (README).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nccllens
+from nccllens.parse import horovod
+from nccllens.parse.base import FileContext, Line
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*texts: str) -> list[dict]:
+    lines = [Line(file="x.log", line=i + 1, raw=t, message=t, row=i) for i, t in enumerate(texts)]
+    return list(horovod.parse(lines, FileContext(path="x.log")))
+
+
+def test_missing_ranks_are_the_peer_even_when_mpirun_tags_interleave():
+    (e,) = run("[2019-04-13 13:53:31.[1,0]<stderr>:851588: W horovod/common/operations.cc:588] "
+               "HorovodBroadcast_conv2d_1_kernel_0 [missing ranks: 1]")
+    assert (e["kind"], e["peer"], e["key"]) == ("horovod.stall", "rank 1", "HorovodBroadcast_conv2d_1_kernel_0")
+    assert e["ts"].isoformat() == "2019-04-13T13:53:31.851588"
+
+
+def test_the_head_line_is_a_stall_without_a_named_rank():
+    (e,) = run("[2021-02-02 21:19:07.345988: W /tmp/pip-install-dxtho7yu/horovod_0bde588442554cf4b80c76441efc4e03/"
+               "horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or "
+               "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 10 seconds. This "
+               "may indicate that different ranks are trying to submit different tensors or that only subset of "
+               "ranks is submitting tensors, which will cause deadlock. ")
+    assert e["kind"] == "horovod.stall" and e["timeout_ms"] == 10_000 and "peer" not in e
+
+
+def test_the_missing_rank_is_the_culprit_not_the_coordinator_that_reports_it():
+    report = nccllens.analyze(str(ROOT / "fixtures" / "public" / "horovod_docker_broadcast_stall_missing_rank1"))
+    top = report.findings[0]
+    assert (top.rule, top.ranks) == ("NL-HVD-001", [1])
+    assert report.verdict.category == "rank_divergence" and "rank 1 never submitted" in top.title
