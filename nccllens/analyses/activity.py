@@ -278,11 +278,15 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
         if events.filter(pl.col("kind") == "progress.bar").height:
             return []
         evidence, stuck = waits, f"collective 1 ({waits['op'].drop_nulls().first() or '?'})"
-    elif bench.height and not bench.filter(pl.col("kind") != "progress.bench_start").height:
+    elif bench.height and not bench.filter(pl.col("kind").is_in(["progress.bench_row", "progress.bench_done"])).height:
+        # the column header comes once the communicators are up: a header without a row is the first
+        # size's collective; without the header, NCCL lines must show init got that far
+        table = bench.filter(pl.col("kind") == "progress.bench_table")
         nccl = events.filter(pl.col("family") == "nccl")
-        if not nccl.height or errors.height:
+        if errors.height or not (table.height or nccl.height):
             return []
-        evidence, stuck = pl.concat([bench, nccl.sort(["file", "line"]).tail(2)]), "the first nccl-tests size"
+        evidence = pl.concat([bench, nccl.sort(["file", "line"]).tail(2)]) if not table.height else bench
+        stuck = "the first nccl-tests size"
     else:
         return []
     ranks = sorted({int(r) for r in evidence["rank"].drop_nulls().to_list()})

@@ -278,6 +278,14 @@ def test_a_one_node_run_stuck_in_its_first_collective_suspects_peer_to_peer(tmp_
     assert _analyze(tmp_path / "ok", {"all_reduce_perf_g2.log": ok}).verdict.category == "none"
 
 
+def test_nccl_tests_column_header_without_a_row_is_the_first_size_hanging_even_without_nccl_lines(tmp_path):
+    # fixtures/public/nccltests_2x4090_allreduce_hang_no_p2p (https://github.com/NVIDIA/nccl-tests/issues/117):
+    # no NCCL_DEBUG, the column header (printed once the communicators are up) and no result row
+    log = (PUBLIC / "nccltests_2x4090_allreduce_hang_no_p2p" / "all_reduce_perf.log").read_text()
+    top = _analyze(tmp_path, {"all_reduce_perf.log": log}).findings[0]
+    assert (top.rule, top.category, top.hosts) == ("AN-FIRST-COLLECTIVE-HANG", "p2p_topology", ["4090-01-R02"])
+
+
 @pytest.mark.parametrize("case, rule", [("gloo_prep_busy_rank2_peers_time_out", "AN-RANK-BUSY"),
                                         ("gloo_hung_rank2_peers_time_out", "AN-GLOO-ABSENT")])
 def test_real_gloo_runs_name_the_late_rank(tmp_path, case, rule):

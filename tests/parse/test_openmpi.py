@@ -1,0 +1,51 @@
+"""openmpi family: which process mpirun says failed, and which host it could not reach.
+
+Real lines: https://github.com/horovod/horovod/issues/469, https://github.com/PaddlePaddle/Paddle/issues/13288,
+https://github.com/horovod/horovod/issues/926, https://github.com/kubeflow/kubeflow/issues/3789
+(fixtures/public/kubeflow_openmpi_mpiexec_tcp_worker14_unreachable).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nccllens
+from nccllens.parse import openmpi
+from nccllens.parse.base import FileContext, Line
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*texts: str) -> list[dict]:
+    lines = [Line(file="x.log", line=i + 1, raw=t, message=t, row=i) for i, t in enumerate(texts)]
+    follow = {ln.line: lines[i + 1:] for i, ln in enumerate(lines)}
+    ctx = FileContext(path="x.log", _following=lambda line, n: follow[line.line][:n])
+    return list(openmpi.parse(lines, ctx))
+
+
+def test_the_process_mpirun_noticed_has_its_rank_node_and_signal():
+    (e,) = run("mpirun noticed that process rank 140 with PID 363 on node 10.87.102.19 exited on signal 9 (Killed).")
+    assert (e["kind"], e["rank"], e["host"], e["pid"], e["signal"]) == (
+        "openmpi.process_exit", 140, "10.87.102.19", 363, "SIGKILL")
+
+
+def test_a_redacted_or_empty_node_is_not_a_host():
+    (a,) = run("mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed).")
+    (b,) = run("mpirun noticed that process rank 0 with PID 0 on node exited on signal 4 (Illegal instruction).")
+    assert "host" not in a and "host" not in b and (a["rank"], b["signal"]) == (7, "SIGILL")
+
+
+def test_the_first_process_with_a_non_zero_status_is_read_from_the_lines_after():
+    # synthetic: built from Open MPI's help-orterun.txt text ("%s detected that one or more processes exited
+    # with non-zero status, thus causing" / "Process name: [[%d,%d],%d]" / "Exit code:    %d"), Open MPI 4.x
+    e, = run("mpirun detected that one or more processes exited with non-zero status, thus causing",
+             "the job to be terminated. The first process to do so was:", "",
+             "  Process name: [[52013,1],3]", "  Exit code:    1")
+    assert (e["rank"], e["exit_code"]) == (3, 1)
+
+
+def test_the_unreachable_remote_host_is_the_culprit():
+    report = nccllens.analyze(str(ROOT / "fixtures" / "public" / "kubeflow_openmpi_mpiexec_tcp_worker14_unreachable"))
+    top = report.findings[0]
+    assert report.verdict.category == "network_unreachable"
+    assert (top.rule, top.hosts) == ("NL-NET-012", ["test-openmpi-worker-14.mpi-test.tfworkflow"])
