@@ -22,7 +22,7 @@ FAMILY = "python"
 
 PREFILTER = (
     r"Traceback \(most recent call last\)"
-    r"|^ ?(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::|\s*$)"
+    r"|^ ?(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)(?::|\s*$)"
     r"|caught (?:\w+\.)*\w+(?:Error|Exception)"
     r"|DataLoader worker \(pid"
     r"|Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker"
@@ -57,7 +57,7 @@ _CPP_FRAME = re.compile(r"^\s*frame #\d+: (?P<func>.+?)(?: \+ 0x[0-9a-f]+)?(?: \
 _CPP_NOISE = re.compile(r"^(?:<unknown|_?Py|clone|start_thread|__libc|c10::Error::Error|c10::detail::)")
 _STANDALONE = re.compile(
     r"^(?:\[rank(?P<rank>\d+)\] )?(?:.*?caught )?"
-    r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?::\s?(?P<text>.*))?$"
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception))(?::\s?(?P<text>.*))?$"
 )
 _DL_KILLED = re.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<sig>[^.]+)\.")
 _DL_EXITED = re.compile(

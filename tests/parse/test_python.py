@@ -8,6 +8,7 @@ after the colon stays in the message, so the parser must cope with it).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import polars as pl
 from hypothesis import given, settings
@@ -258,3 +259,18 @@ def test_an_old_launchers_called_process_error_names_the_workers_signal_and_loca
             "'pytorch']' died with <Signals.SIGKILL: 9>.")
     assert launched_process_facts(line) == {"signal": "SIGKILL", "local_rank": 1}
     assert launched_process_facts("KeyError: 'labels'") == {}
+
+
+def test_a_bare_exception_line_is_an_exception_event():
+    # real: https://github.com/ray-project/ray/issues/15300 (raise Exception(...) in horovod's runner, Ray prefix)
+    import nccllens
+    from nccllens.parse.python import PREFILTER
+
+    line = ("Exception: Timed out waiting for tasks to start. Please check connectivity between servers. "
+            "You may need to increase the --start-timeout parameter if")
+    assert re.search(PREFILTER, line)
+    report = nccllens.analyze(str(ROOT_FIXTURES / "ray_tune_horovod_start_timeout_30s"))
+    assert report.verdict.category == "rendezvous_timeout"
+
+
+ROOT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "public"
