@@ -31,6 +31,8 @@ _CLIENT_RETRY = re.compile(
     r"TCP client failed to connect/validate to host (?P<peer>\S+) - (?P<what>retrying|timed out) "
     r"\(try=\d+, timeout=(?P<ms>\d+)ms"
 )
+# the same client giving up for another reason: "... to host slinky-0:29400 - Name or service not known"
+_CLIENT_FAILED = re.compile(r"TCP client failed to connect/validate to host (?P<peer>\S+) - (?P<what>[^(]+?)\s*(?:\(|$)")
 _CLIENT_ERRNO = re.compile(
     r"The client socket has failed to connect to (?P<peer>\S+?) \((?:errno|system error): (?P<code>-?\d+) - "
     r"(?P<text>[^)]*)\)"
@@ -120,6 +122,9 @@ def _classify_socket(body: str) -> dict | None:
     m = _CLIENT_RETRY.search(body)
     if m:
         return {"kind": "torch.store_error", "peer": m["peer"], "timeout_ms": int(m["ms"]), "value": m["what"]}
+    m = _CLIENT_FAILED.search(body)
+    if m:
+        return {"kind": "torch.store_error", "peer": m["peer"], "value": m["what"]}
     m = _CLIENT_TIMEOUT.search(body)
     if m:
         ms = int(m["n"]) * (1 if m["unit"] == "ms" else 1000)

@@ -193,3 +193,19 @@ def test_gloo_errors_timeout_peer_and_size():
     assert (read["peer"], read["exc_type"], read["rank"]) == ("[127.0.0.1]:41882", "builtins.RuntimeError", 1)
     assert timeout["rank"] == 0  # from the script's "[rank0] " print
     assert closed["peer"] == "[240.57.193.204]:49556" and closed["value"] == "connection closed by peer"
+
+
+def test_a_store_client_that_gives_up_on_a_name_names_that_peer():
+    # real: https://github.com/awslabs/ai-on-eks/issues/240 (torchrun c10d rendezvous, Slurm on EKS)
+    (e,) = run("TCP client failed to connect/validate to host slinky-0:29400 - Name or service not known")
+    assert (e["kind"], e["peer"], e["value"]) == ("torch.store_error", "slinky-0:29400", "Name or service not known")
+
+
+def test_the_name_that_does_not_resolve_is_the_culprit_host():
+    from pathlib import Path
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "slinky_slurm_eks_rdzv_hostname_slinky0_unresolvable"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert (top.rule, top.category, top.hosts) == ("NL-NET-008", "network_unreachable", ["slinky-0"])
