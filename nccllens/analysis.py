@@ -61,6 +61,9 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
 
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
     _node_wide(findings, job)
+    from nccllens.analyses.one_node import quiet_one_node_fallback
+
+    quiet_one_node_fallback(findings, table, job, summaries)  # no RDMA is harmless inside one node
     verdict, ranked = rank_findings(findings, table, job, lang)
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))

@@ -1,0 +1,58 @@
+"""Sockets on one node: a missing RDMA device matters only between nodes.
+
+NCCL's network transport (IB/RoCE, EFA, or TCP sockets) carries only inter-node traffic; GPUs of one
+node talk over P2P, NVLink or shared memory. So ``NET/IB : No device found``, ``Using network Socket``,
+``Failed to open libibverbs.so`` or ``NCCL_IB_DISABLE=1`` are harmless in a job that runs on one node.
+When the logs show that the job ran on one node — one host, its NCCL connections all intra-node
+(``via P2P/…``, ``via SHM/…``, ``direct pointer``) and none ``via NET/…``, or every rank of a known world
+size on that host — an ``ib_fallback`` warning is demoted to context. With no such evidence (a single
+node's excerpt of a multi-node job looks the same) the finding stays.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nccllens.report.model import Finding, JobModel
+
+CATEGORY = "ib_fallback"
+
+
+def _hosts(events: pl.DataFrame) -> set[str]:
+    if not events.height or "host" not in events.columns:
+        return set()
+    return {str(h) for h in events["host"].drop_nulls().unique().to_list()}
+
+
+def _transports(summaries: pl.DataFrame | None) -> list[str]:
+    if summaries is None or not summaries.height:
+        return []
+    rows = summaries.filter(pl.col("family").cast(pl.String) == "nccl.transport")
+    return [str(k) for k in rows["key"].drop_nulls().unique().to_list()]
+
+
+def ran_on_one_node(events: pl.DataFrame, job: JobModel, summaries: pl.DataFrame | None) -> bool:
+    """True only with positive evidence that every rank ran on one host."""
+    hosts = _hosts(events)
+    if len(hosts) != 1:
+        return False
+    vias = _transports(summaries)
+    if any(v.startswith("NET") for v in vias):
+        return False  # an inter-node connection
+    if vias:
+        return True  # connections were built, all of them inside the node
+    ws = job.world_size
+    if ws and len(job.rank_hosts) >= ws and set(job.rank_hosts.values()) <= hosts:
+        return True
+    return False
+
+
+def quiet_one_node_fallback(findings: list[Finding], events: pl.DataFrame, job: JobModel,
+                            summaries: pl.DataFrame | None) -> None:
+    """Demote (in place) RDMA/socket findings of a job that ran on one node."""
+    fallback = [f for f in findings if f.category == CATEGORY and f.severity in ("warning", "error")]
+    if not fallback or not ran_on_one_node(events, job, summaries):
+        return
+    for f in fallback:
+        f.severity, f.role = "info", "context"
+        f.confidence = round(min(f.confidence, 0.3), 2)
