@@ -184,7 +184,7 @@ def _analyze(paths: list[str], *, fmt: str | None, output: Path | None, lang: st
     return 1 if worst >= _RANK[fail_on] else 0
 
 
-EVENT_FAMILIES = ("cpp", "flight", "horovod", "k8s", "kernel", "nccl", "openmpi", "other", "progress", "python", "slurm", "torch",
+EVENT_FAMILIES = ("cpp", "flight", "horovod", "k8s", "kernel", "lightning", "nccl", "openmpi", "other", "progress", "python", "slurm", "torch",
                   "torchrun")
 
 

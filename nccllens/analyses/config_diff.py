@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import majority, make_finding
+from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
 
 LAUNCH_KEYS = ("run_id", "rdzv_id", "nnodes", "max_nodes", "min_nodes", "nproc_per_node", "rdzv_backend",
@@ -57,7 +58,7 @@ def config_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
         analysis = "AN-LAUNCH-MISMATCH" if what == "launch" else "AN-CONFIG-MISMATCH"
         out.append(make_finding(analysis, lang, evidence.head(5), hosts=hosts, key=key,
                                 values=shown, confidence=0.7 if odd else 0.5))
-    return out + surplus_workers(events, lang)
+    return out + surplus_workers(events, lang) + duplicate_ranks(events, lang)
 
 
 def surplus_workers(events: pl.DataFrame, lang: str) -> list[Finding]:
@@ -76,6 +77,29 @@ def surplus_workers(events: pl.DataFrame, lang: str) -> list[Finding]:
     values = (f"world size {first['nranks']}，加入的进程 {count} 个" if lang == "zh"
               else f"world size {first['nranks']}, {count} processes joined")
     return [make_finding("AN-LAUNCH-MISMATCH", lang, over.head(5), key="world size", values=values, confidence=0.7)]
+
+
+def duplicate_ranks(events: pl.DataFrame, lang: str) -> list[Finding]:
+    """Two processes of one attempt stated the same global rank (Lightning's ``GLOBAL_RANK: N, MEMBER: k/W``):
+    each node computed the same ranks, so the world is never complete (tasks per node, ``num_nodes`` or
+    ``devices`` that do not match the launch)."""
+    inits = events.filter(pl.col("kind") == "lightning.rank_init")
+    if not inits.height:
+        return []
+    per_rank = inits.group_by("rank", pl.col("attempt").fill_null(-1)).agg(pl.len().alias("n"))
+    twice = sorted(int(r) for r in per_rank.filter(pl.col("n") > 1)["rank"].to_list())
+    if not twice:
+        return []
+    world = int(inits["nranks"].max())
+    never = sorted(set(range(world)) - set(int(r) for r in inits["rank"].to_list()))
+    zh = lang == "zh"
+    values = (f"rank {compact_ranks(twice)} 各被多个进程使用" if zh else f"rank(s) {compact_ranks(twice)} started by more than one process")
+    if never:
+        values += (f"，rank {compact_ranks(never)} 从未出现（world size {world}）" if zh
+                   else f", rank(s) {compact_ranks(never)} never (world size {world})")
+    evidence = inits.filter(pl.col("rank").is_in(twice)).head(5)
+    key = "rank 分配" if zh else "rank assignment"
+    return [make_finding("AN-LAUNCH-MISMATCH", lang, evidence, key=key, values=values, confidence=0.7)]
 
 
 def transport_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
