@@ -108,11 +108,13 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
     values = placeholder_values(events)
     ranks, hosts = sorted(_distinct(events, "rank")), sorted(_distinct(events, "host"))
     reported_by: dict = {}
-    if rule.culprit == "peer":  # the peer the messages name is the culprit; who printed them reported it
+    if rule.culprit in ("peer", "peer_on_host"):  # the peer the messages name is the culprit; who printed them reported it
         named = peer_culprits(events, hit.book)
         if named is not None:
             reported_by = {"ranks": ranks, "hosts": hosts}
             ranks, hosts = named
+            if rule.culprit == "peer_on_host" and not hosts:  # the named ranks share the printer's host
+                hosts = reported_by["hosts"]
     return Finding(
         id="",
         rule=rule.id,

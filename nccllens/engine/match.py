@@ -185,9 +185,9 @@ def evaluate(rules: list[Rule], events: pl.DataFrame) -> list[RuleHit]:
     selected = _selections(rules, events)
     resolver = _Resolver(rules, selected)
     hits = [RuleHit(r, selected[r.id]) for r in rules if r.id in selected and resolver.fires(r.id)]
-    if any(h.rule.culprit == "peer" for h in hits):
+    if any(h.rule.culprit in ("peer", "peer_on_host") for h in hits):
         book = address_book(events)
         for hit in hits:
-            if hit.rule.culprit == "peer":
+            if hit.rule.culprit in ("peer", "peer_on_host"):
                 hit.book = book
     return sorted(hits, key=lambda h: h.rule.id)

@@ -11,7 +11,7 @@ LANGUAGES = ("en", "zh")
 TEXT_FIELDS = ("title", "summary", "remediation")
 # whose ranks and hosts a finding names: the events' own (the lines' writers: "reporter", the default), or
 # the ``peer`` the messages name (the rank a barrier waits on, the host that closed the connection)
-CULPRITS = ("reporter", "peer")
+CULPRITS = ("reporter", "peer", "peer_on_host")
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ _CLASSES: list[tuple[str, str, re.Pattern]] = [
     ("verbs", "error", re.compile(r"Call to ibv_\w+ failed|NET/IB ?: Unable to (?:open|query)")),
     ("ras", "error", re.compile(r"RAS .*?(?:peer (?P<peer>\S+)|with (?P<peer2>\S+))")),
     ("usage", "error", re.compile(
-        r"(?:Duplicate GPU detected|Multiple Ranks are using the same GPU|Mismatched NCCL version|NCCL library is too old"
+        r"(?:Duplicate GPU detected(?: : rank (?P<dup1>\d+) and rank (?P<dup2>\d+))?|Multiple Ranks are using the same GPU|Mismatched NCCL version|NCCL library is too old"
         r"|not backwards compatible|Trying to send to self|mismatchs with NCCL device)")),
     ("nvlink", "error", re.compile(r"(?:P2P is disabled between NVLINK|NVLink SHARP|NVLS)")),
     ("syscall", "error", re.compile(r"Call to \w+ failed ?: ")),
@@ -66,6 +66,8 @@ def warn_fields(body: str) -> dict:
         rank = groups.get("rank") or groups.get("rank2") or groups.get("rank3")
         if peer:
             out["peer"] = peer
+        elif groups.get("dup1"):  # both ranks on one GPU
+            out["peer"] = f"ranks {groups['dup1']}, {groups['dup2']}"
         elif rank:
             out["peer"] = f"rank {rank}"
         iface = groups.get("iface") or groups.get("hca")

@@ -252,3 +252,17 @@ def test_ib_async_event_names_the_device_port_and_init_timings():
             "rest 0.00)")
     assert (e["kind"], e["key"]) == ("nccl.info", "init_timings")
     assert "bootstrap 0.07" in e["value"]
+
+
+def test_duplicate_gpu_names_both_ranks_and_they_are_the_culprits_on_that_host():
+    # real: https://github.com/huggingface/accelerate/issues/2246 (two processes per GPU on qgpu2018)
+    from pathlib import Path
+
+    import nccllens
+    from nccllens.parse.nccl_warn import warn_fields
+
+    body = "Duplicate GPU detected : rank 6 and rank 4 both on CUDA device 31000"
+    assert warn_fields(body)["peer"] == "ranks 6, 4"
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "accelerate_slurm_two_procs_per_gpu_duplicate_gpu_qgpu2018"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert (top.rule, top.ranks, top.hosts) == ("NL-NCCL-004", [4, 5, 6, 7], ["qgpu2018"])
