@@ -89,6 +89,15 @@ def _overlap(a: Finding, b: Finding) -> bool:
     return bool(a.hosts and b.hosts and set(a.hosts) & set(b.hosts))
 
 
+def _reads_same_line_closer(a: Finding, b: Finding) -> bool:
+    """``a`` recognises a line that ``b`` knows only as an exception in the training code (``ValueError:
+    host not found: Name or service not known``): the more specific reading explains the generic one."""
+    if b.category != "application_error" or a.category == "application_error":
+        return False
+    lines_b = {(e.file, e.line) for e in b.evidence[:3]}
+    return any((e.file, e.line) in lines_b for e in a.evidence[:3])
+
+
 def _refines(a: Finding, b: Finding) -> bool:
     return a.category == b.category and bool(a.ranks) and (not b.ranks or set(a.ranks) < set(b.ranks))
 
@@ -113,6 +122,8 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         a, b = findings[i], findings[j]
         if i == j or a.role != "cause":
             return False
+        if _reads_same_line_closer(a, b):
+            return True
         ta, tb = times[i], times[j]
         in_time = ta is None or tb is None or ta <= tb + SLACK
         named = b.rule in specs[i] or (b.category in specs[i] and b.category in CATEGORIES)

@@ -62,3 +62,17 @@ def test_explains_lists_rule_ids_then_categories():
     assert f.explains == ["TEST-TORCH-001", "collective_timeout"]
     assert f.title == "GPU 0000:5d:00 fell off the bus on n1 (ranks 3)"
     assert f.confidence == 0.9 and f.references == ["https://docs.nvidia.com/deploy/xid-errors/"]
+
+
+def test_a_line_read_more_closely_than_an_exception_in_the_training_code_explains_it():
+    # https://github.com/kubeflow/pytorch-operator/issues/125: "ValueError: host not found: Name or service
+    # not known" is a name that does not resolve, not a bug in the training code
+    from pathlib import Path
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "pytorchjob_worker_before_master_dns_host_not_found"
+    report = nccllens.analyze(str(case))
+    top, app = report.findings[0], next(f for f in report.findings if f.rule == "NL-APP-012")
+    assert (report.verdict.category, top.rule) == ("network_unreachable", "NL-NET-008")
+    assert app.explained_by == top.id
