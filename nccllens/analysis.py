@@ -22,10 +22,10 @@ class Options:
 
 def load_rules(options: Options):
     from nccllens.engine import load_rules as _load
-    from nccllens.engine import select_rules
+    from nccllens.selection import choose_rules
 
     rules = _load([*options.rules_dirs])
-    return select_rules(rules, select=list(options.select), ignore=list(options.ignore))
+    return choose_rules(rules, select=list(options.select), ignore=list(options.ignore))
 
 
 def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Sequence[str] = (),
@@ -39,7 +39,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     if isinstance(paths, str):
         paths = [paths]
     options = Options(lang, rules_dirs, select, ignore, host, rank)
-    from nccllens.report.life import mark_last_seen
+    from nccllens.report.life import mark_last_seen, year_guessed
     from nccllens.report.outcome import FINISHED_PATTERNS, settle_verdict
 
     rules = load_rules(options)
@@ -59,6 +59,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     findings += _unclaimed(table, hits, findings, lang)
     from nccllens.analyses.shutdown import quiet_after_finish
 
+    findings = _selected(findings, select, ignore)
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
     _node_wide(findings, job)
     from nccllens.analyses.one_node import quiet_one_node_fallback
@@ -70,8 +71,16 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
     verdict = settle_verdict(verdict, table, ranks, inputs, select, lang)  # "no failure" only with proof
     mark_last_seen(ranks, table)  # each rank's last sign of life
+    job.year_guessed = year_guessed(table)
     return Report(verdict=verdict, findings=ranked, job=job, ranks=ranks, inputs=inputs, lang=lang,
                   version=__version__, events=events)
+
+
+def _selected(findings, select, ignore):
+    """The analyses' findings that ``--select``/``--ignore`` leave (the rules' were chosen before they ran)."""
+    from nccllens.selection import keep_finding
+
+    return [f for f in findings if not f.rule.startswith("AN-") or keep_finding(f.rule, f.category, select, ignore)]
 
 
 def _ends_connecting(table, lang):

@@ -14,7 +14,7 @@ from nccllens.invocation import command_line
 
 allocator.for_main_process()  # before anything imports polars
 
-from nccllens import commands  # noqa: E402
+from nccllens import commands, commands_tables  # noqa: E402
 from nccllens.cli_help import ANALYZE_EXAMPLES, FLAG, Command, Group  # noqa: E402
 from nccllens.shutdown import exit_now  # noqa: E402
 
@@ -68,6 +68,22 @@ class Severity(str, Enum):
     info = "info"
 
 
+def _complete_rule(incomplete: str) -> list[str]:
+    """Rule ids and aliases, and analysis ids, for the shell's completion of ``nccllens explain``."""
+    from nccllens.engine import load_rules
+    from nccllens.selection import completions
+
+    return completions(load_rules([]), incomplete)
+
+
+def _complete_selector(incomplete: str) -> list[str]:
+    """What ``--select`` / ``--ignore`` take: rule ids, analysis ids and categories."""
+    from nccllens.engine import load_rules
+    from nccllens.selection import completions
+
+    return completions(load_rules([]), incomplete, categories=True)
+
+
 PathsArg = typer.Argument(..., metavar="PATH...", help="Log files, folders, archives (.gz .zip .tar .tgz), or - for stdin.")
 
 
@@ -78,8 +94,13 @@ def analyze(
     output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file (.txt .json .html .md)."),
     lang: Lang | None = typer.Option(None, "--lang", metavar="en|zh", help="Report language (default: from LANGUAGE/LC_ALL/LC_MESSAGES/LANG)."),
     rules: list[str] = typer.Option([], "--rules", metavar="DIR", help="Extra rule folder (repeatable)."),
-    select: list[str] = typer.Option([], "--select", metavar="ID", help="Only these rule ids or categories (repeatable)."),
-    ignore: list[str] = typer.Option([], "--ignore", metavar="ID", help="Skip these rule ids or categories (repeatable)."),
+    config: Path | None = typer.Option(None, "--config", metavar="FILE",
+                                       help="Read this nccllens.toml or pyproject.toml ([tool.nccllens]) instead of "
+                                            "the one in the working directory."),
+    select: list[str] = typer.Option([], "--select", metavar="ID", autocompletion=_complete_selector,
+                                     help="Only these rule ids, analysis ids (AN-...) or categories (repeatable)."),
+    ignore: list[str] = typer.Option([], "--ignore", metavar="ID", autocompletion=_complete_selector,
+                                     help="Skip these rule ids, analysis ids (AN-...) or categories (repeatable)."),
     host: str | None = typer.Option(None, "--host", metavar="HOST", help="Host name for input without one (stdin)."),
     rank: int | None = typer.Option(None, "--rank", metavar="RANK", help="Global rank for input without one (stdin)."),
     fail_on: Severity | None = typer.Option(None, "--fail-on", metavar="LEVEL", help="Exit 1 when a finding is at least this severe: critical, error (default), warning, info."),
@@ -90,7 +111,7 @@ def analyze(
     code = commands.analyze(
         paths, fmt=format.value if format else None, output=output, lang=lang.value if lang else None,
         rules=rules, select=select, ignore=ignore, host=host, rank=rank, fail_on=fail_on.value if fail_on else None,
-        exit_zero=exit_zero, verbose=verbose, quiet=quiet, command=command_line(),
+        exit_zero=exit_zero, verbose=verbose, quiet=quiet, command=command_line(), config=config,
     )
     raise typer.Exit(code)
 
@@ -103,9 +124,12 @@ def events(
     output: str | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write .parquet, .csv or .jsonl; a folder/ gets Parquet shards."),
     host: list[str] = typer.Option([], "--host", metavar="HOST", help="Only events of this host, repeatable."),
     stdin_host: str | None = typer.Option(None, "--stdin-host", metavar="HOST", help="Host name for input without one (stdin)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", metavar=FLAG,
+                                 help="Show every cell whole in a terminal too (piped output always is)."),
 ) -> None:
     """Show the normalized event table, or write it as Parquet, CSV or JSON lines."""
-    raise typer.Exit(commands.events(paths, kinds=kind, ranks=rank, output=output, host=stdin_host, hosts=host))
+    raise typer.Exit(commands_tables.events(paths, kinds=kind, ranks=rank, output=output, host=stdin_host, hosts=host,
+                                            full=verbose))
 
 
 @app.command(cls=Command)
@@ -113,25 +137,19 @@ def ranks(
     paths: list[str] = PathsArg,
     lang: Lang | None = typer.Option(None, "--lang", metavar="en|zh", help="Language of the table headings."),
     format: RanksFormat = typer.Option(RanksFormat.text, "--format", "-f", metavar="FORMAT", help="text or json."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", metavar=FLAG,
+                                 help="Show every cell whole in a terminal too (piped output always is)."),
 ) -> None:
     """Per-rank status: state, culprit, exit, last collective, last seen, first error."""
-    raise typer.Exit(commands.ranks(paths, lang=lang.value if lang else None, fmt=format.value))
-
-
-def _complete_rule(incomplete: str) -> list[str]:
-    """Rule ids (and analysis ids) for the shell's completion of ``nccllens explain``."""
-    from nccllens.analyses.common import texts
-    from nccllens.engine import load_rules
-
-    ids = sorted({r.id for r in load_rules([])} | set(texts()))
-    return [i for i in ids if i.lower().startswith(incomplete.lower())]
+    raise typer.Exit(commands_tables.ranks(paths, lang=lang.value if lang else None, fmt=format.value,
+                                           full=verbose))
 
 
 @app.command(cls=Command)
-def explain(rule_id: str = typer.Argument(..., metavar="RULE", help="A rule id or alias.",
+def explain(rule_id: str = typer.Argument(..., metavar="RULE", help="A rule id or alias, or an analysis id (AN-...).",
                                           autocompletion=_complete_rule),
             lang: Lang | None = typer.Option(None, "--lang", metavar="en|zh")) -> None:
-    """Show a rule's page: what it detects, why it matters, examples, fix."""
+    """Show the page of a rule or an analysis: what it detects, why it matters, examples, fix."""
     raise typer.Exit(commands.explain(rule_id, lang.value if lang else None))
 
 

@@ -44,4 +44,8 @@ Examples:
   kubectl logs trainer-0 | nccllens analyze - --host trainer-0
 
   nccllens analyze logs/ -f json --select gpu_hardware --fail-on critical
+
+Configuration: nccllens.toml, or [tool.nccllens] in pyproject.toml, is read from the working directory
+only: never from its parents and never from a folder being analysed (logs do not configure their own
+analysis). --config FILE names one explicitly. The report lists the configuration it used.
 """

@@ -13,10 +13,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from nccllens.cli_explain import colon, find_analysis, print_analysis
 from nccllens.engine.describe import Page, rule_page
+from nccllens.engine.loader import display_path
 from nccllens.engine.rule import Rule
 from nccllens.i18n import choose_language, t
 from nccllens.taxonomy import CATEGORIES
+from nccllens.terminal import shown
+from nccllens.text_tables import piped
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="List, show and check rules.")
 
@@ -83,6 +87,14 @@ def list_rules(
     if not chosen:
         out.print(t("no_rules", language))
         return
+    if piped():  # one rule per line, nothing wrapped or cut: for grep, cut and a pasted command
+        from nccllens.text_tables import layout
+
+        heading = tuple(t(h, language) for h in ("rule", "category", "severity", "role", "title"))
+        lines, _ = layout([heading, *((r.id, r.category, r.severity, r.role, shown(r.text_for(language).title))
+                                      for r in chosen)])
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
     table = Table(box=None, pad_edge=False, show_edge=False)
     for heading in ("rule", "category", "severity", "role", "title"):
         table.add_column(t(heading, language), overflow="fold")
@@ -94,7 +106,7 @@ def list_rules(
 def print_page(page: Page, out: Console, technical: bool = False) -> None:
     rule = page.rule
     out.print(Text.assemble((rule.id, "bold cyan"), "  ", (page.title, "bold")))
-    out.print(Text("  ·  ".join(f"{label}: {value}" for label, value in page.facts), style="dim"))
+    out.print(Text("  ·  ".join(f"{label}{colon(page.lang)}{value}" for label, value in page.facts), style="dim"))
     for heading, body in page.sections:
         out.print()
         out.print(Text(heading, style="bold underline"))
@@ -121,9 +133,12 @@ def print_page(page: Page, out: Console, technical: bool = False) -> None:
 
 
 def _page_or_fail(rule_id: str, rules: list[Rule]) -> Rule | None:
+    """The rule ``rule_id`` names; None (said on stderr with near names) when neither it nor an analysis does."""
     rule = find_rule(rules, rule_id)
-    if rule is None:
-        names = [n for r in rules for n in r.names()]
+    if rule is None and find_analysis(rule_id) is None:
+        from nccllens.selection import analysis_ids
+
+        names = [n for r in rules for n in r.names()] + list(analysis_ids())
         hint = difflib.get_close_matches(rule_id.upper(), names, n=3)
         more = f" (did you mean {', '.join(hint)}?)" if hint else " (see `nccllens rules list`)"
         console(stderr=True).print(Text(f"nccllens: no rule named {rule_id!r}{more}"))
@@ -138,6 +153,10 @@ def show(
 ) -> None:
     """A rule's page, with its match specification and source file."""
     rule = _page_or_fail(rule_id, _rules(rules))
+    analysis = find_analysis(rule_id) if rule is None else None
+    if analysis is not None:
+        print_analysis(analysis, _lang(lang), console())
+        return
     if rule is None:
         raise typer.Exit(1)
     print_page(rule_page(rule, _lang(lang)), console(), technical=True)
@@ -145,13 +164,17 @@ def show(
 
 @app.command("check")
 def check(dirs: Annotated[list[Path], typer.Argument(help="Rule directories or files.")]) -> None:
-    """Validate rule files; print ``path:line: message`` for each problem; exit 1 if any."""
-    from nccllens.engine.loader import check_dirs
+    """Validate rule files; print ``path:line: message`` for each problem (exit 1 if any), and a note for
+    each rule with English text only (Chinese reports show it in English)."""
+    from nccllens.engine.loader import load_dirs
 
-    problems = check_dirs(dirs)
+    loaded = load_dirs([Path(d) for d in dirs])
+    problems = loaded.problems
     out = console()
     for problem in problems:
         out.print(Text(str(problem)))
+    for note in english_only_notes(loaded.rules, dirs):
+        out.print(Text(note))
     files = len({p.path for p in problems})
     if problems:
         console(stderr=True).print(Text(f"{len(problems)} problem(s) in {files} file(s)"))
@@ -160,12 +183,30 @@ def check(dirs: Annotated[list[Path], typer.Argument(help="Rule directories or f
     console(stderr=True).print(Text(f"{count} rule file(s) OK"))
 
 
+def english_only_notes(rules: list[Rule], dirs: list[Path]) -> list[str]:
+    """``path:1: note: ...`` for each rule under ``dirs`` that gives no ``[zh]`` text (not a problem)."""
+    roots = [Path(d).resolve() for d in dirs]
+    notes = []
+    for rule in rules:
+        source = Path(rule.source).resolve() if rule.source else None
+        if "zh" in rule.text or source is None or not any(source == r or r in source.parents for r in roots):
+            continue
+        notes.append(f"{display_path(source)}:1: note: {rule.id} has English text only ([en]); "
+                     "Chinese reports (--lang zh) show its English title, summary and remediation")
+    return notes
+
+
 def explain(rule_id: str, lang: str | None = None, rules: list[Path] | None = None) -> int:
-    """Print the page of ``rule_id`` (an id or alias) in ``lang``; 0 when found, 1 when not."""
+    """Print the page of ``rule_id`` (a rule id or alias, or an analysis id ``AN-...``) in ``lang``;
+    0 when found, 1 when not."""
     rule = _page_or_fail(rule_id, _rules(rules))
-    if rule is None:
+    analysis = find_analysis(rule_id) if rule is None else None
+    if rule is None and analysis is None:
         return 1
     language = lang if lang in ("en", "zh") else choose_language(lang)
-    print_page(rule_page(rule, language), console())
+    if analysis is not None:
+        print_analysis(analysis, language, console())
+    else:
+        print_page(rule_page(rule, language), console())
     sys.stdout.flush()
     return 0

@@ -31,7 +31,8 @@ PLACEHOLDERS = frozenset(
 
 TOP_KEYS = ("id", "aliases", "category", "severity", "role", "confidence", "references", "culprit", "match",
             "explains", "en", "zh", "examples")
-REQUIRED_TOP = ("id", "category", "severity", "role", "match", "en", "zh", "examples")
+# no "zh": a rule of one's own may give English only (Chinese reports fall back to it; ``rules check`` notes it)
+REQUIRED_TOP = ("id", "category", "severity", "role", "match", "en", "examples")
 MATCH_KEYS = ("kinds", "pattern", "where", "min_ranks", "min_hosts", "single_host", "requires", "absent",
               "before", "after")
 EXPLAINS_KEYS = ("categories", "rules")

@@ -24,6 +24,10 @@ LABELS: dict[str, tuple[str, str]] = {
     "events": ("events", "个事件"),
     "job": ("Job", "作业"),
     "world_size": ("World size", "总 rank 数"),
+    "year_guessed": ("year guessed", "年份为推测"),
+    "year_note": ("The logs print times without a year and no line states one: every year shown is a guess "
+                  "(the files' modification year).",
+                  "日志中的时间不带年份，也没有哪一行写明年份：所示年份均为推测（取自文件的修改时间）。"),
     "hosts": ("Hosts", "节点"),
     "versions": ("Versions", "版本"),
     "confidence": ("confidence", "置信度"),

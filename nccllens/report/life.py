@@ -137,3 +137,15 @@ def life_lines(report: Report, lang: str) -> list[str]:
                    f"the hang began about {_clock(began)} (the first watchdog timeout, at {_clock(fired)}, "
                    f"waited {took})")
     return out
+
+
+def year_guessed(events) -> bool:
+    """Whether the times a report shows carry a guessed year: some line gave a time without a year
+    (``ts_kind`` ``no_year``) and no line of the job stated one to take it from (``timeline._fix_years``)."""
+    import polars as pl
+
+    if events is None or not getattr(events, "height", 0) or "ts_kind" not in events.columns:
+        return False
+    dated = events.filter(pl.col("ts").is_not_null())
+    kinds = set(dated["ts_kind"].cast(pl.String).drop_nulls().unique().to_list())
+    return "no_year" in kinds and "absolute" not in kinds

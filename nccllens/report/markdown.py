@@ -139,6 +139,8 @@ def _ticket(report: Report, lang: str) -> list[str]:
     out = [f"## {inline(label('title', lang))}{colon(lang)}{inline(category_label(report.verdict.category, lang))}", ""]
     out += [f"**{label('verdict', lang)}{colon(lang).strip()}** {inline(verdict_sentence(report, lang))}"
             f"{paren(label('confidence', lang) + f' {report.verdict.confidence:.2f}', lang, ' ')}", ""]
+    if report.job.year_guessed:
+        out += [f"_{inline(label('year_note', lang))}_", ""]
     where = culprit(report, lang)
     if where:
         out += [f"**{label('culprit', lang)}{colon(lang).strip()}** {inline(where)}", ""]

@@ -114,6 +114,9 @@ class JobModel:
     attempts: int | None = None
     start: str | None = None
     end: str | None = None
+    # the logs print times without a year (syslog/journal "Nov 25 10:00:01", glog "I1125 10:00:01") and no
+    # line of the job states one: the year shown is a guess (the files' modification year)
+    year_guessed: bool = False
 
 
 @dataclass

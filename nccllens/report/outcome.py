@@ -82,9 +82,9 @@ def none_summary(lang: str, *, finished: str | None, inputs: Sequence[InputFile]
     if select:
         chosen = ", ".join(select)
         if zh:
-            return f"--select {chosen} 选中的规则在{read_phrase(inputs, lang)}中没有任何发现；其他规则没有运行，不能据此说明作业正常。"
-        return (f"Nothing to report for --select {chosen}: no selected rule matched {read_phrase(inputs, lang)}; "
-                "the other rules were not run, so this says nothing about the rest of the job.")
+            return f"--select {chosen} 选中的规则和分析在{read_phrase(inputs, lang)}中没有任何发现；其余规则和分析没有运行，不能据此说明作业正常。"
+        return (f"Nothing to report for --select {chosen}: no selected rule or analysis found anything "
+                f"{read_phrase(inputs, lang)}; the others were not run, so this says nothing about the rest of the job.")
     if finished and not _trouble(ranks, lang):
         if zh:
             return f"未发现故障：日志显示作业已正常结束（{finished}）。"
@@ -101,8 +101,9 @@ def none_summary(lang: str, *, finished: str | None, inputs: Sequence[InputFile]
 
 def settle_verdict(verdict: Verdict, events, ranks: Sequence[RankStatus], inputs: Sequence[InputFile],
                    select: Sequence[str], lang: str) -> Verdict:
-    """``verdict`` with the wording above when its category is ``none``; otherwise unchanged."""
-    if verdict.category != "none":
+    """``verdict`` with the wording above when its category is ``none``, or when a ``select`` left no
+    finding to base it on; otherwise unchanged."""
+    if verdict.category != "none" and not (select and verdict.finding is None):
         return verdict
     said = {lg: none_summary(lg, finished=finished_evidence(events, ranks, lg), inputs=inputs, ranks=ranks,
                              select=select) for lg in ("en", "zh")}

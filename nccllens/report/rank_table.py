@@ -58,13 +58,17 @@ def groups(ranks: list[RankStatus], culprit: set[int] = frozenset(),
             out.append((_span(start, prev), current + (latest, error)))
         start = prev = s.rank
         current, latest = k, when
-        error = (s.first_error or "")[:60]
+        error = s.first_error or ""
     if current is not None:
         out.append((_span(start, prev), current + (latest, error)))
     return out
 
 
-def render_ranks(report: Report) -> str:
+def render_ranks(report: Report, full: bool = True) -> str:
+    """The table, one row per line; ``full`` False (a terminal): cells over 60 characters are cut with …
+    and a last line says so."""
+    from nccllens.text_tables import cut_note, layout
+
     job = report.job
     world = job.world_size if job.world_size is not None else f"at least {len(job.ranks_seen)}"
     head = [f"world size: {world}   hosts: {len(job.hosts)}   "
@@ -73,9 +77,8 @@ def render_ranks(report: Report) -> str:
     rows = [COLUMNS] + [(span, *(("" if v is None else str(v)) for v in k)) for span, k in grouped]
     if len(rows) == 1:
         return "\n".join(head + ["no rank information in the logs"]) + "\n"
-    widths = [min(max(len(r[i]) for r in rows), 60) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell[:w].ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    return "\n".join(head + lines) + "\n"
+    lines, cut = layout(rows, limits=dict.fromkeys(range(len(COLUMNS)), 60), full=full)
+    return "\n".join(head + lines + ([cut_note(cut)] if cut else [])) + "\n"
 
 
 def ranks_json(report: Report) -> str:

@@ -178,6 +178,8 @@ def build(report: Report, color: bool, width: int, lang: str, verbose: bool = Fa
     verdict.append(verdict_sentence(report, lang), style=style)
     verdict.append(paren(f"{label('confidence', lang)} {report.verdict.confidence:.2f}", lang), style="dim")
     _out(console, verdict, 0)
+    if report.job.year_guessed and not quiet:
+        _out(console, Text(label("year_note", lang), style="yellow"), 0)
     if not quiet:
         _next_steps(console, report, lang)
         _findings(console, report, lang)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
-from nccllens.report.labels import category_label, colon, label
+from nccllens.report.labels import category_label, colon, label, paren
 from nccllens.report.model import Finding, InputFile, Report
 
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+")
@@ -82,7 +82,8 @@ def verdict_sentence(report: Report, lang: str | None = None) -> str:
     if place:
         parts.append(f"{label('on', lang)} {place}")
     if top.first_seen:
-        parts.append(f"{label('at', lang)} {clock(top.first_seen)}")
+        guessed = paren(label("year_guessed", lang), lang, " ") if report.job.year_guessed else ""
+        parts.append(f"{label('at', lang)} {clock(top.first_seen)}{guessed}")
     sentence = sep.join(parts)
     step = first_step(top.text("remediation", lang))
     if step:

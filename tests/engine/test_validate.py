@@ -32,7 +32,6 @@ def _in_repo(monkeypatch):
         ("bad_toml", "TEST-GPU-001.toml:5: invalid TOML: "),
         ("unknown_category", "TEST-GPU-001.toml:4: unknown category 'gpu_hw': not in the taxonomy "
                              "(did you mean 'gpu_hardware'?)"),
-        ("missing_zh", "TEST-GPU-001.toml:1: missing required key 'zh'"),
         ("bad_regex", "TEST-GPU-001.toml:11: pattern does not compile in polars: unclosed group"),
         ("lookaround", "TEST-GPU-001.toml:11: pattern does not compile in polars: look-around, including "
                        "look-ahead and look-behind, is not supported"),
