@@ -35,6 +35,14 @@ def spec(analysis_id: str) -> dict[str, Any]:
     return texts()[analysis_id]
 
 
+class PerLang(dict):
+    """A placeholder value that reads differently per language: ``PerLang(en="yes", zh="是")``."""
+
+
+def _in(vals: dict, lang: str) -> dict:
+    return {k: (v.get(lang) or v.get("en")) if isinstance(v, PerLang) else v for k, v in vals.items()}
+
+
 def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(), hosts=(), first_seen=None,
                  confidence: float | None = None, category: str | None = None, **values) -> Finding:
     """A Finding for one analysis result; ``values`` fill the ``{placeholders}`` of its texts."""
@@ -50,13 +58,13 @@ def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(
     return Finding(
         id="", rule=analysis_id, category=category or s["category"], severity=s["severity"], role=s["role"],
         confidence=round(confidence if confidence is not None else s["confidence"], 2),
-        title=interpolate(text["title"], vals), summary=interpolate(text["summary"].strip(), vals),
-        remediation=interpolate(text["remediation"].strip(), vals), ranks=ranks, hosts=hosts,
+        title=interpolate(text["title"], _in(vals, lang)), summary=interpolate(text["summary"].strip(), _in(vals, lang)),
+        remediation=interpolate(text["remediation"].strip(), _in(vals, lang)), ranks=ranks, hosts=hosts,
         first_seen=first_seen.isoformat() if hasattr(first_seen, "isoformat") else first_seen,
         evidence=evidence_of(evidence), explains=list(s.get("explains", [])), count=evidence.height,
-        texts={other: {"title": interpolate(s[other]["title"], vals),
-                       "summary": interpolate(s[other]["summary"].strip(), vals),
-                       "remediation": interpolate(s[other]["remediation"].strip(), vals)}
+        texts={other: {"title": interpolate(s[other]["title"], _in(vals, other)),
+                       "summary": interpolate(s[other]["summary"].strip(), _in(vals, other)),
+                       "remediation": interpolate(s[other]["remediation"].strip(), _in(vals, other))}
                for other in ("en", "zh") if other != lang and other in s},
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import make_finding, spec
+from nccllens.analyses.common import PerLang, make_finding, spec
 from nccllens.events import earliest_first
 from nccllens.report.model import Finding
 from nccllens.timeline import clock_notes
@@ -28,14 +28,14 @@ def first_failure(events: pl.DataFrame, lang: str) -> list[Finding]:
     fatal_head = events[order["_row"][:1]]
     later = order.filter(pl.col("host") != first["host"]).head(1) if first["host"] else order.head(0)
     runner_up = events[later["_row"]]
-    notes = clock_notes(events, lang)
-    certain = "yes"
+    notes = {lg: clock_notes(events, lg) for lg in ("en", "zh")}  # each language's text says them in its own
+    certain = PerLang(en="yes", zh="是")
     if runner_up.height:
         gap = (runner_up["ts"][0] - first["ts"]).total_seconds()
         if gap < CLOSE_SECONDS:
-            certain = "no"
-            notes.insert(0, (f"{runner_up['host'][0]} 上的下一条错误仅晚 {gap:.1f} 秒" if lang == "zh" else
-                             f"the next error, on {runner_up['host'][0]}, is only {gap:.1f} s later"))
+            certain = PerLang(en="no", zh="否")
+            notes["zh"].insert(0, f"{runner_up['host'][0]} 上的下一条错误仅晚 {gap:.1f} 秒")
+            notes["en"].insert(0, f"the next error, on {runner_up['host'][0]}, is only {gap:.1f} s later")
     ranks = [first["rank"]] if first["rank"] is not None else []
     hosts = [first["host"]] if first["host"] else []
     evidence = pl.concat([fatal_head, runner_up]) if runner_up.height else fatal_head
@@ -44,4 +44,5 @@ def first_failure(events: pl.DataFrame, lang: str) -> list[Finding]:
     return [make_finding("AN-FIRST-FAILURE", lang, evidence, ranks=ranks, hosts=hosts, first_seen=first["ts"],
                          category=category,
                          kind=first["kind"], where=first["host"] or "?", rank=first["rank"], certain=certain,
-                         notes="; ".join(notes) if notes else "-")]
+                         notes=PerLang({lg: ("；" if lg == "zh" else "; ").join(n) if n else "-"
+                                        for lg, n in notes.items()}))]

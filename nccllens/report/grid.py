@@ -70,7 +70,7 @@ def by_host(all_cells: list[Cell]) -> list[tuple[str, list[Cell]]]:
     for i in range(0, len(hostless), CHUNK):
         chunk = hostless[i : i + CHUNK]
         first, last = chunk[0].rank, chunk[-1].rank
-        groups[f"ranks {first}-{last}" if last != first else f"rank {first}"] = chunk
+        groups[f"rank {first}-{last}" if last != first else f"rank {first}"] = chunk  # "rank" reads in zh too
     return list(groups.items())
 
 

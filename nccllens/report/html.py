@@ -3,10 +3,12 @@ inline SVG rank grid and swimlane. Every log-derived string goes through jinja2 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup, escape
 
 from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
@@ -50,7 +52,16 @@ def environment() -> jinja2.Environment:
     )
     env.globals.update(compact_ranks=compact_ranks, compact_hosts=compact_hosts, letter=state_letter,
                        location=evidence_location, row_counts=row_counts)
+    env.filters["code_spans"] = code_spans
     return env
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(text: str) -> Markup:
+    """``text`` escaped, its `backticked` commands shown as code (as the Markdown report shows them)."""
+    return Markup(_CODE.sub(r"<code>\1</code>", str(escape(text))))
 
 
 def _pair(table: dict[str, tuple[str, str]], key: str) -> dict[str, str]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from nccllens.rank_ranges import compact_ranks
 from nccllens.report.first_failures import error_marks, first_failures
 from nccllens.report.grid import by_host, cells, host_range
-from nccllens.report.labels import label, state_label
+from nccllens.report.labels import label, paren, state_label
 from nccllens.report.model import Report
+from nccllens.report.view import clock as clock_text
 
 WIDTH = 1100
 LABEL_W = 170
@@ -51,9 +53,22 @@ def _title(c, lang: str) -> str:
         parts.append(f"{label('last_seq', lang)} {c.status.last_seq}")
     state = state_label(c.status.state, lang)
     if c.state == "culprit":
-        state += f" ({state_label('culprit', lang)})"
+        state += paren(state_label("culprit", lang), lang, " ")
     parts.append(f"{label('state', lang)} {state}")
     return " · ".join(parts)
+
+
+def _rows(groups: list, per_row: int) -> list[list]:
+    """``per_row`` groups a row; the ranks of no known host start rows of their own (their label is no host's)."""
+    hosted = [g for g in groups if any(c.host is not None for c in g[1])]
+    hostless = [g for g in groups if all(c.host is None for c in g[1])]
+    return [part[i : i + per_row] for part in (hosted, hostless) for i in range(0, len(part), per_row)]
+
+
+def _row_label(row: list, lang: str) -> str:
+    if all(c.host is None for _, g in row for c in g):
+        return f"{label('rank', lang)} {compact_ranks([c.rank for _, g in row for c in g])}"
+    return host_range([name for name, _ in row])
 
 
 def grid_picture(report: Report, lang: str) -> GridPicture | None:
@@ -71,10 +86,9 @@ def grid_picture(report: Report, lang: str) -> GridPicture | None:
     blocks: list[Block] = []
     labels: list[tuple[int, str]] = []
     y = 1
-    for start in range(0, len(groups), per_row):
-        row = groups[start : start + per_row]
+    for row in _rows(groups, per_row):
         row_h = max(max(math.ceil(len(g) / cols) for _, g in row) * step + 4, 14)
-        labels.append((y + 10, host_range([name for name, _ in row])))
+        labels.append((y + 10, _row_label(row, lang)))
         for i, (name, group) in enumerate(row):
             block = Block(name, LABEL_W + i * block_w, y, block_w - 6, row_h - 4)
             for j, c in enumerate(group):
@@ -130,8 +144,8 @@ def swimlane(report: Report, lang: str) -> Swimlane | None:
             first_x = round(LABEL_W + plot_w * (i + 0.5) / len(shown), 1)
         ticks = [x_of(t) for t in marks.get(f.host, [])] if clock else []
         host = f.host if f.host != "?" else label("no_host", lang)
-        title = " · ".join(str(p) for p in (f.ts or label("no_clock", lang), host, f.text.strip()[:300]) if p)
+        title = " · ".join(str(p) for p in (clock_text(f.ts) or label("no_clock", lang), host, f.text.strip()[:300]) if p)
         lanes.append(Lane(host, y, first_x, title, ticks))
     return Swimlane(WIDTH, 30 + len(shown) * LANE_H, lanes, clock,
-                    min(times).isoformat() if clock else "", max(times).isoformat() if clock else "",
+                    clock_text(min(times).isoformat()) if clock else "", clock_text(max(times).isoformat()) if clock else "",
                     len(failures) - len(shown))

@@ -89,7 +89,7 @@ def test_deterministic():
 
 def test_big_report_collapses_host_table():
     html = big_report().to_html()
-    assert "gpu-node-000..511 (510" in html
+    assert 'gpu-node-000..511<span class="l-en" lang="en"> (</span><span class="l-zh" lang="zh">（</span>510' in html
     assert len(rects(html)) == 4096
 
 

@@ -33,7 +33,8 @@ def test_the_verdict_marks_its_time_and_the_text_says_why(report):
 def test_html_markdown_and_json_mark_it_too(report):
     html = render(report, "html")
     assert '<div class="conf year-guessed">' in html and "所示年份均为推测" in html
-    assert re.search(r"<td>\d{4}-05-15T23:09:27 \(<span class=\"l-en\" lang=\"en\">year guessed</span>", html)
+    assert re.search(r"<td>\d{4}-05-15T23:09:27<span class=\"l-en\" lang=\"en\"> \(</span><span class=\"l-zh\" "
+                     r"lang=\"zh\">（</span><span class=\"l-en\" lang=\"en\">year guessed</span>", html)
     md = render(report, "md")
     assert "(year guessed). First:" in md and "_The logs print times without a year" in md
     assert json.loads(render(report, "json"))["job"]["year_guessed"] is True
