@@ -37,6 +37,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "severity": ("Severity", "级别"),
     "rule": ("Rule", "规则"),
     "state": ("state", "状态"),
+    "state_heading": ("State", "状态"),
     "host": ("host", "节点"),
     "rank": ("rank", "rank"),
     "last_seq": ("last SeqNum", "最后 SeqNum"),
