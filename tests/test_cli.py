@@ -236,3 +236,14 @@ def test_event_shards_keep_the_proof_that_a_job_finished(tmp_path):
     assert runner.invoke(app, ["events", str(healthy), "-o", f"{tmp_path}/shards/"]).exit_code == 0
     via = json.loads(runner.invoke(app, ["analyze", str(tmp_path / "shards"), "-f", "json"]).stdout)
     assert via["verdict"]["summary"].startswith("No failure found: the logs show the job finished")
+
+
+def test_the_installed_scripts_fast_path_names_its_command_in_the_html_footer(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "r.html"
+    code = "import sys; sys.argv[0] = 'nccllens'; from nccllens.main import main; main()"
+    subprocess.run([sys.executable, "-c", code, "analyze", str(FIXTURE), "-o", str(out), "--exit-zero"],
+                   check=True, capture_output=True, timeout=120)
+    assert f"<code>nccllens analyze {FIXTURE} -o {out} --exit-zero</code></footer>" in out.read_text()
