@@ -21,7 +21,7 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
 - ``progress.finished``: the job says it finished (DeepSpeed's ``Process 123 exits successfully.``, HF's
   ``Training completed. ``, Lightning's ```Trainer.fit` stopped: ``).
 - ``progress.bench_start`` / ``progress.bench_table`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests'
-  ``# Using devices`` header, the column header it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
+  ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
 
 A rank stated in the message itself (``[rank 3]``, ``rank 3:``, ``[Rank 3]``) wins over the path's.
@@ -37,7 +37,7 @@ from nccllens.parse.base import FileContext, Line, event_for
 FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
-             r"|# Using devices|# Avg bus bandwidth|# Out of bounds values|#\s+size\s+count\s+type\b"
+             r"|# Using devices|# Avg bus bandwidth|# Out of bounds values|#\s+out-of-place\s+in-place"
              r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
              r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
@@ -49,7 +49,7 @@ FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training complet
 COUNT = re.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
 BENCH = re.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
-                   r"|^#\s+(?P<table>size)\s+count\s+type\b"
+                   r"|^#\s+(?P<table>out-of-place)\s+in-place"
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
 
