@@ -25,6 +25,7 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         divergence,
         first_failure,
         flight_dumps,
+        inner_error,
         masked_exit,
         missing,
         opcounts,
@@ -70,6 +71,7 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         lambda: config_diff.config_mismatch(events, lang),
         lambda: config_diff.transport_mismatch(events, lang),
         lambda: masked_exit.masked_exit(events, lang),
+        lambda: inner_error.inner_over_wrapper(events, lang),
     ]
     if summaries is not None and summaries.height:
         steps += [
