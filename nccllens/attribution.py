@@ -3,6 +3,8 @@
 Order of evidence (a value the line itself states is never overwritten):
 1. NCCL ``Init START/COMPLETE`` lines and torchrun failure tables: (host, pid) → global rank (of the
    largest communicator, for NCCL);
+1a. a process's own NCCL transport lines (``Channel 00 : 2[1040] -> 0[1020]`` is written by rank 2), for
+   (host, pid) pairs no Init line maps (``summaries.channel_ranks``);
 1b. kernel lines naming a GPU's PCI address: the rank whose NCCL busId is that GPU, on that host;
 2. lines that carry both rank and local rank (``[default1]:[rank3]:``, torchrun failure tables):
    (host, local rank, attempt) → rank;
@@ -48,16 +50,17 @@ _USED = ("file", "line", "host", "pid", "rank", "local_rank", "family", "kind", 
 _TRACEBACKS = ("python.traceback", "python.exception")
 
 
-def attribute(events: pl.DataFrame) -> pl.DataFrame:
+def attribute(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None) -> pl.DataFrame:
     """``events`` with ``rank`` and ``host`` filled in. The joins run on the few columns they read (every
-    mapping has one row per key, so rows keep their order), which keeps memory small on big jobs."""
+    mapping has one row per key, so rows keep their order), which keeps memory small on big jobs.
+    ``channel_ranks``: (host, pid, rank) from the processes' own NCCL transport lines (step 1a)."""
     if not events.height:
         return events
-    filled = _attributed(events.select(_USED))
+    filled = _attributed(events.select(_USED), channel_ranks)
     return events.with_columns(filled["rank"], filled["host"])
 
 
-def _attributed(events: pl.DataFrame) -> pl.DataFrame:
+def _attributed(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None) -> pl.DataFrame:
     # 1. NCCL init: (host, pid) -> rank in the largest communicator that process joined
     init = (
         events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete", "torchrun.root_cause",
@@ -67,6 +70,11 @@ def _attributed(events: pl.DataFrame) -> pl.DataFrame:
         .group_by(["host", "pid"], maintain_order=True).agg(pl.col("rank").first())
     )
     events = _fill_from(events, init, ["host", "pid"], "rank")
+    # 1a. (host, pid) -> the rank its own transport lines name, where no Init line said
+    if channel_ranks is not None and channel_ranks.height:
+        own = (channel_ranks.with_columns(pl.col("host").cast(events.schema["host"]))
+               .join(init.select("host", "pid"), on=["host", "pid"], how="anti"))
+        events = _fill_from(events, own, ["host", "pid"], "rank")
     # 1b. (host, PCI address) -> rank: NCCL Init lines give each rank's busId, kernel lines the GPU's PCI
     gpus = (
         events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete"])

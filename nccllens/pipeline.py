@@ -233,9 +233,11 @@ def extract_tables(paths: list[str], rule_pattern: str | Sequence[str] | None = 
             ordered = ordered and not table.height
             done[i] = info
     infos = [done[i] for i in range(len(sources))]
-    events = attribute(ev.assemble(frames))  # one contiguous copy here, not one in every later analysis
+    summary = sm.concat(summaries)
+    # one contiguous copy here, not one in every later analysis
+    events = attribute(ev.assemble(frames), sm.channel_ranks(summary))
     events = events if ordered else ev.sort(events)
-    return events, infos, sm.attribute(sm.concat(summaries), events)
+    return events, infos, sm.attribute(summary, events)
 
 
 def _main_process_batches(sources: list[Source], done: dict) -> list[list[int]]:

@@ -63,6 +63,20 @@ def concat(frames: Iterable[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(frames, how="vertical").sort(["file", "first_line", "family", "key"], maintain_order=True)
 
 
+def channel_ranks(summaries: pl.DataFrame) -> pl.DataFrame:
+    """(host, pid) → the rank a process's own NCCL transport lines give it (``Channel 00 : 2[1040] -> 0[1020]``
+    is written by rank 2), where all its transport lines name one rank: NCCL INFO lines carry the CUDA device,
+    not the rank, so without ``Init COMPLETE`` lines these are what ties a process to its rank."""
+    rows = summaries.filter((pl.col("family") == "nccl.transport") & pl.col("pid").is_not_null()
+                            & pl.col("host").is_not_null() & pl.col("first_seq").is_not_null())
+    if not rows.height:
+        return pl.DataFrame(schema={"host": summaries.schema["host"], "pid": pl.Int64, "rank": pl.Int32})
+    seqs = pl.concat_list("first_seq", "last_seq").list.drop_nulls()
+    return (rows.with_columns(seqs.alias("own")).explode("own").group_by(["host", "pid"])
+            .agg(pl.col("own").n_unique().alias("n"), pl.col("own").first().cast(pl.Int32).alias("rank"))
+            .filter(pl.col("n") == 1).select("host", "pid", "rank"))
+
+
 def attribute(summaries: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
     """Fill ``rank`` and ``host`` from the (attributed) event table: (host, pid) → rank as NCCL's Init lines
     give it, then a file's one rank, then a file's one host."""

@@ -1,0 +1,45 @@
+"""A process's own NCCL transport lines name its rank: ``Channel 00 : 0[1020] -> 2[1040]`` is written by rank 0.
+NCCL INFO/WARN prefixes carry the CUDA device (``[0]``), not the rank, so without Init lines these are what
+tie a WARN to its rank."""
+
+from __future__ import annotations
+
+import nccllens
+
+# source: https://github.com/PKU-YuanGroup/Open-Sora-Plan/issues/386 (NCCL 2.18/2.19, 4 GPUs, one node)
+OPEN_SORA = """\
+ins-7df6eojsifuykig9:3018453:3024011 [2] NCCL INFO Channel 01 : 2[1040] -> 0[1020] via SHM/direct/direct
+ins-7df6eojsifuykig9:3018451:3024010 [0] NCCL INFO Channel 00 : 0[1020] -> 2[1040] via SHM/direct/direct
+ins-7df6eojsifuykig9:3018451:3024010 [0] NCCL INFO Channel 01 : 0[1020] -> 3[1050] via SHM/direct/direct
+ins-7df6eojsifuykig9:3018452:3024012 [1] NCCL INFO Channel 00 : 1[1030] -> 0[1020] via SHM/direct/direct
+
+ins-7df6eojsifuykig9:3018451:3018451 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'
+"""
+
+# source: https://github.com/ray-project/ray_lightning/issues/24 (NCCL 2.7.8 under Ray, ``(pid=N)`` prefix)
+RAY = """\
+(pid=909608) z-pc:909608:910337 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via P2P/IPC
+(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices
+"""
+
+
+def test_warn_takes_the_rank_of_its_process_channel_lines(tmp_path):
+    (tmp_path / "train.log").write_text(OPEN_SORA)
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert top.category == "gpu_oom"
+    assert top.ranks == [0] and top.hosts == ["ins-7df6eojsifuykig9"]
+
+
+def test_ray_prefixed_process_maps_to_its_channel_rank(tmp_path):
+    (tmp_path / "tune.log").write_text(RAY)
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert top.category == "p2p_topology" and top.ranks == [0]
+
+
+def test_a_process_in_two_communicators_gets_no_rank_from_channels(tmp_path):
+    # synthetic edit of the lines above: the same process writing channel lines as rank 0 and as rank 1 (two
+    # communicators): ambiguous
+    (tmp_path / "train.log").write_text(
+        OPEN_SORA.replace("0[1020] -> 3[1050]", "1[1020] -> 3[1050]"))
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert top.category == "gpu_oom" and top.ranks == []
