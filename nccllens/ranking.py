@@ -215,8 +215,9 @@ def _missing_summary(ranked: list[Finding], job: JobModel, lang: str) -> str:
     if serious and all(f.category == "collective_timeout" for f in serious):
         parts.append("只有 watchdog 超时：停止发起集合通信的那个 rank 没有留下日志" if zh else
                      "only watchdog timeouts: the rank that stopped issuing collectives left no log")
-    elif serious:
-        parts.append(f"能看到的只是症状（{serious[0].title}）" if zh else f"only symptoms are visible ({serious[0].title})")
+    elif serious or ranked:
+        seen = (serious or ranked)[0].title
+        parts.append(f"能看到的只是症状（{seen}）" if zh else f"only symptoms are visible ({seen})")
     head = "日志中看不到根因：" if zh else "The logs do not show the cause: "
     return head + ("；".join(parts) if zh else "; ".join(parts))
 
