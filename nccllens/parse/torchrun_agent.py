@@ -37,6 +37,13 @@ _WORKER_FAILED = re.compile(
     r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+) \(pid: (?P<pid>\d+)\) "
     r"of (?:binary|fn): (?P<what>.*)"
 )
+# a ChildFailedError table row whose line breaks and padding a paste lost (a web page joined the ``rank``,
+# ``exitcode`` and ``error_file`` rows, Markdown ate the underscores): ``rank2 (local rank: 2)exitcode: -9
+# (pid: 36071)error file: <N/A>``
+FLAT_ROW = re.compile(
+    r"\brank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<lr>\d+)\)\s*,?\s*exitcode\s*:?\s*(?P<code>-?\d+)"
+    r"\s*\(pid:\s*(?P<pid>\d+)\)"
+)
 _SENDING = re.compile(rf"Sending process (?P<pid>\d+) closing signal (?P<sig>{_SIG})")
 _CLOSING = re.compile(rf"Closing process (?P<pid>\d+) via signal (?P<sig>{_SIG})")
 _FORCED = re.compile(rf"Unable to shutdown process (?P<pid>\d+) via (?P<sig>{_SIG}), forcefully exiting via (?P<kill>{_SIG})")
@@ -74,6 +81,15 @@ def _worker_failed(body: str) -> dict | None:
         "kind": "torchrun.worker_failed", "exit_code": code, "local_rank": int(m["lr"]), "pid": int(m["pid"]),
         "signal": signal_for_exit(code), "value": m["what"].strip(),
     }
+
+
+def _flat_row(body: str) -> dict | None:
+    m = FLAT_ROW.search(body)
+    if not m:
+        return None
+    code = int(m["code"])
+    return {"kind": "torchrun.failure", "level": "error", "rank": int(m["rank"]), "local_rank": int(m["lr"]),
+            "exit_code": code, "pid": int(m["pid"]), "signal": signal_for_exit(code)}
 
 
 def _signals(body: str) -> dict | None:
@@ -143,7 +159,8 @@ def _rendezvous(body: str) -> dict | None:
     return None
 
 
-MATCHERS: tuple[Callable[[str], dict | None], ...] = (_worker_failed, _signals, _group_state, _rendezvous)
+MATCHERS: tuple[Callable[[str], dict | None], ...] = (_worker_failed, _flat_row, _signals, _group_state,
+                                                      _rendezvous)
 
 
 def match_agent_line(body: str) -> dict | None:

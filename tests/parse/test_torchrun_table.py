@@ -193,3 +193,25 @@ def test_old_format_root_cause():
     assert (root["rank"], root["local_rank"], root["exit_code"], root["signal"], root["pid"]) == (3, 3, -6, "SIGABRT", 812)
     assert "SIGABRT" in root["detail"]
     assert root["ts"] == datetime(2021, 6, 1, 10, 0, 0)
+
+
+def test_failure_row_flattened_by_a_paste_keeps_rank_exit_and_pid():
+    # source: https://github.com/ZhehengJiangLancaster/AMVUR/issues/2 (the web page joined the table's rows
+    # and Markdown ate the underscores)
+    from nccllens.pipeline import events_from_text
+
+    ev = events_from_text("rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\n")
+    row = ev.filter(ev["kind"] == "torchrun.failure").row(0, named=True)
+    assert (row["rank"], row["local_rank"], row["exit_code"], row["pid"], row["signal"]) == (2, 2, -9, 36071, "SIGKILL")
+
+
+def test_flattened_failure_row_names_the_culprit(tmp_path):
+    import nccllens
+
+    # source: https://github.com/ZhehengJiangLancaster/AMVUR/issues/2
+    (tmp_path / "launcher.log").write_text(
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\n"
+        "traceback : signal 9 (SIGKILL) received by PID 36071\n")
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert top.category == "host_oom" and top.ranks == [2]
