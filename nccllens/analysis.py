@@ -57,15 +57,16 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
         pass
     findings += _ends_connecting(table, lang)
     findings += _unclaimed(table, hits, findings, lang)
-    from nccllens.analyses.shutdown import quiet_after_finish
+    from nccllens.analyses.shutdown import quiet_after_finish, recovered_by_restart
 
     findings = _selected(findings, select, ignore)
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
+    recovered = recovered_by_restart(findings, table)  # a failed attempt the agent restarted, then it finished
     _node_wide(findings, job)
     from nccllens.analyses.one_node import quiet_one_node_fallback
 
     quiet_one_node_fallback(findings, table, job, summaries)  # no RDMA is harmless inside one node
-    verdict, ranked = rank_findings(findings, table, job, lang)
+    verdict, ranked = rank_findings(findings, table, job, lang, recovered)
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order

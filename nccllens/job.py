@@ -210,6 +210,11 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
     ).collect()  # lazily: only the columns the aggregation reads are filtered
 
 
+# a rank's worker running again (after a restart): it initialised or made progress
+BACK_KINDS = ("nccl.init_start", "nccl.init_complete", "progress.step", "progress.count", "progress.bar",
+              "progress.finished")
+
+
 def _succeeded_hosts(events: pl.DataFrame) -> set[str]:
     """Hosts whose torchrun agent said its worker group succeeded: their workers finished, whatever else."""
     done = events.filter((pl.col("kind") == "torchrun.state") & pl.col("host").is_not_null()
@@ -217,7 +222,30 @@ def _succeeded_hosts(events: pl.DataFrame) -> set[str]:
     return {str(h) for h in done["host"].to_list()}
 
 
-def _state(row: dict, job_failed: bool) -> str:
+def came_back(events: pl.DataFrame) -> set[int]:
+    """Ranks whose every failure was followed by their worker running again (a restarted attempt): in each
+    file where the rank failed, a later line of it initialised or made progress, or it did so in a later
+    attempt than that file's failure."""
+    bad_rows = (pl.col("level").is_in(ERROR_LEVELS) & ~pl.col("family").is_in(["torchrun", "slurm"])) | pl.col(
+        "kind").is_in(EXIT_KINDS) | pl.col("kind").is_in(TIMEOUT_KINDS)
+    ranked = events.filter(pl.col("rank").is_not_null())
+    bad = ranked.filter(bad_rows).group_by(["rank", "file"]).agg(pl.col("line").max().alias("bad_line"),
+                                                                 pl.col("attempt").max().alias("bad_attempt"))
+    back = ranked.filter(pl.col("kind").is_in(BACK_KINDS))
+    if not bad.height or not back.height:
+        return set()
+    in_file = back.group_by(["rank", "file"]).agg(pl.col("line").max().alias("back_line"))
+    later = back.group_by("rank").agg(pl.col("attempt").max().alias("back_attempt"))
+    rows = (bad.join(in_file, on=["rank", "file"], how="left").join(later, on="rank", how="left")
+            .with_columns(((pl.col("back_line") > pl.col("bad_line")).fill_null(False)
+                           | (pl.col("back_attempt") > pl.col("bad_attempt")).fill_null(False)).alias("ok")))
+    per_rank = rows.group_by("rank").agg(pl.col("ok").all())
+    return {int(r) for r, ok in per_rank.iter_rows() if ok}
+
+
+def _state(row: dict, job_failed: bool, back: bool = False) -> str:
+    if back:  # the rank failed in an earlier attempt and the restarted group brought it back
+        return "finished" if row.get("said_finished") or not job_failed else "silent"
     code, signal = row["exit_code"], row["signal"]
     if row["timed_out"]:
         return "timed_out"
@@ -243,6 +271,7 @@ def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
     job_failed = bool(events.select(pl.col("level").is_in(ERROR_LEVELS).any()).item()) if events.height else False
     succeeded = _succeeded_hosts(events) if events.height else set()
     ranks = set(summary) | set(range(job.world_size or 0))
+    back = came_back(events) if events.height else set()
     out = []
     for rank in sorted(ranks):
         row = summary.get(rank)
@@ -251,7 +280,8 @@ def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
             continue
         out.append(RankStatus(
             rank=rank, host=row["host"], local_rank=row["local_rank"], pid=row["pid"],
-            state=_state(row, job_failed and str(row["host"]) not in succeeded), exit_code=row["exit_code"],
+            state=_state(row, job_failed and str(row["host"]) not in succeeded, rank in back),
+            exit_code=row["exit_code"],
             signal=row["signal"],
             last_seq=row["last_seq"], last_completed=row["last_completed"], last_op=row["last_op"],
             first_error=row["first_error"], first_error_ts=_iso(row["first_error_ts"])))

@@ -102,7 +102,11 @@ def _refines(a: Finding, b: Finding) -> bool:
     return a.category == b.category and bool(a.ranks) and (not b.ranks or set(a.ranks) < set(b.ranks))
 
 
-def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: str) -> tuple[Verdict, list[Finding]]:
+def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: str,
+                  recovered: bool = False) -> tuple[Verdict, list[Finding]]:
+    """The findings in causal order and the verdict. ``recovered``: the job failed once and the launcher's
+    restart then finished it (``analyses.shutdown.recovered_by_restart``): its error lines are no failure
+    of the job."""
     job = job or JobModel()
     times, shown = _times(findings, events)
     specs = [set(f.explains) for f in findings]
@@ -174,7 +178,7 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not _generic(f, job):
             f.ranks = sorted(int(r) for r, h in job.rank_hosts.items() if h in f.hosts)
     _agreement(out, job)
-    return _verdict(out, job, lang, _saw_failure(events)), out
+    return _verdict(out, job, lang, not recovered and _saw_failure(events)), out
 
 
 def _saw_failure(events) -> bool:
@@ -201,21 +205,21 @@ def _names_same(f: Finding, g: Finding) -> bool:
     return bool(f.hosts and g.hosts and set(g.hosts) <= set(f.hosts))
 
 
-def _missing_summary(ranked: list[Finding], job: JobModel, lang: str) -> str:
+def _missing_summary(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool = False) -> str:
     zh = lang == "zh"
     parts = []
     never = sorted(set(range(job.world_size or 0)) - set(job.ranks_seen))
     if never and job.ranks_seen:
         parts.append(f"没有 rank {compact_ranks(never)} 的日志" if zh else f"no logs from ranks {compact_ranks(never)}")
     serious = [f for f in ranked if f.severity in SERIOUS]
-    if not ranked:
+    if not serious and (saw_failure or not ranked):
         parts.append("有报错行，但没有一条能归类（例如 traceback 在异常那一行之前就被截断了）" if zh else
                      "error lines were printed, but none says enough to classify (e.g. a traceback cut before its "
                      "exception line)")
     if serious and all(f.category == "collective_timeout" for f in serious):
         parts.append("只有 watchdog 超时：停止发起集合通信的那个 rank 没有留下日志" if zh else
                      "only watchdog timeouts: the rank that stopped issuing collectives left no log")
-    elif serious or ranked:
+    elif serious or (ranked and not saw_failure):
         seen = (serious or ranked)[0].title
         parts.append(f"能看到的只是症状（{seen}）" if zh else f"only symptoms are visible ({seen})")
     head = "日志中看不到根因：" if zh else "The logs do not show the cause: "
@@ -238,4 +242,4 @@ def _verdict(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool 
             summary += (f"（可解释另外 {len(top.explains)} 项发现）" if lang == "zh"
                         else f" (explains {len(top.explains)} other finding(s))")
         return Verdict(top.category, summary, round(confidence, 2), top.id)
-    return Verdict("unknown", _missing_summary(ranked, job, lang), 0.3)
+    return Verdict("unknown", _missing_summary(ranked, job, lang, saw_failure), 0.3)

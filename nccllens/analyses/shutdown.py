@@ -61,3 +61,46 @@ def quiet_after_finish(findings: list[Finding], events: pl.DataFrame, status: li
         if all(after):
             f.severity, f.role = "info", "context"
             f.confidence = round(min(f.confidence, 0.3), 2)
+
+
+# what shows a worker group came back after a failure: it rendezvoused, initialised or made progress again
+_AGAIN = ("torchrun.rendezvous", "nccl.init_start", "nccl.init_complete", "progress.step", "progress.count",
+          "progress.bar")
+
+
+def _after(rows: pl.DataFrame, marks: pl.DataFrame) -> pl.DataFrame:
+    """Rows of ``rows`` that come after the last of ``marks``: later in the same file, a later attempt, or
+    (across files) a later time."""
+    last_line = marks.group_by("file").agg(pl.col("line").max().alias("mark_line"))
+    last_attempt = marks["attempt"].drop_nulls().max()
+    last_ts = marks["ts"].drop_nulls().max()
+    joined = rows.join(last_line, on="file", how="left")
+    later = pl.col("mark_line").is_not_null() & (pl.col("line") > pl.col("mark_line"))
+    if last_attempt is not None:
+        later = later | (pl.col("attempt") > last_attempt).fill_null(False)
+    if last_ts is not None:
+        later = later | (pl.col("mark_line").is_null() & (pl.col("ts") > last_ts).fill_null(False))
+    return joined.filter(later)
+
+
+def recovered_by_restart(findings: list[Finding], events: pl.DataFrame) -> bool:
+    """A failure the elastic agent recovered from: after the last worker failure the worker group came back
+    (rendezvous, NCCL init or progress again) and then the job said it finished, with no failure after that.
+    The findings about the failed attempt are demoted (in place) to warnings giving context: the run
+    succeeded, and the transient failure stays visible. Returns whether it did."""
+    if not events.height or not findings:
+        return False
+    failed = events.filter(pl.col("kind").is_in(FAILED))
+    done = events.filter(DONE)
+    if not failed.height or not done.height:
+        return False
+    if failed.filter(pl.col("kind").is_in(["harness.wallclock", "torchrun.signal_received", "slurm.step_error"])).height:
+        return False
+    again = _after(events.filter(pl.col("kind").is_in(_AGAIN)), failed)
+    if not again.height or not _after(done, failed).height:
+        return False
+    for f in findings:
+        if f.severity in ("critical", "error") and f.category not in KEEP:
+            f.severity, f.role = "warning", "context"
+            f.confidence = round(min(f.confidence, 0.3), 2)
+    return True

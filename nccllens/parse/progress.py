@@ -39,12 +39,16 @@ FAMILY = "progress"
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|# Using devices|# Avg bus bandwidth|# Out of bounds values|#\s+out-of-place\s+in-place"
              r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
+             r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished training\b"
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
              r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
 # nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
 # the job says it finished: DeepSpeed's launcher per process, HF Trainer, Lightning
 # (not a bare "training finished": a wrapper script echoes it after a failed command too)
-FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: ")
+# the job's own last word: launchers' and trainers' success lines, and a script's bare "training finished"
+# ending the line (so "training finished with errors" or "training finished step 3" is not one)
+FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
+                      r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished training\b")
 # work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
 COUNT = re.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")

@@ -88,7 +88,7 @@ def _flat_row(body: str) -> dict | None:
     if not m:
         return None
     code = int(m["code"])
-    return {"kind": "torchrun.failure", "level": "error", "rank": int(m["rank"]), "local_rank": int(m["lr"]),
+    return {"kind": "torchrun.worker_failed", "level": "error", "rank": int(m["rank"]), "local_rank": int(m["lr"]),
             "exit_code": code, "pid": int(m["pid"]), "signal": signal_for_exit(code)}
 
 

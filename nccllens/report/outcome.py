@@ -32,7 +32,8 @@ def finished_line(events) -> tuple[str, int] | None:
     import polars as pl
 
     text = pl.coalesce(pl.col("raw"), pl.col("message")) if "raw" in events.columns else pl.col("message")
-    hits = events.filter(text.str.contains("|".join(FINISHED_PATTERNS)))
+    said = pl.col("kind") == "progress.finished" if "kind" in events.columns else pl.lit(False)
+    hits = events.filter(text.str.contains("|".join(FINISHED_PATTERNS)) | said)
     if not hits.height:
         return None
     row = hits.row(0, named=True)

@@ -201,7 +201,7 @@ def test_failure_row_flattened_by_a_paste_keeps_rank_exit_and_pid():
     from nccllens.pipeline import events_from_text
 
     ev = events_from_text("rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\n")
-    row = ev.filter(ev["kind"] == "torchrun.failure").row(0, named=True)
+    row = ev.filter(ev["kind"] == "torchrun.worker_failed").row(0, named=True)
     assert (row["rank"], row["local_rank"], row["exit_code"], row["pid"], row["signal"]) == (2, 2, -9, 36071, "SIGKILL")
 
 
