@@ -61,7 +61,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
 
     findings = _selected(findings, select, ignore)
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
-    recovered = recovered_by_restart(findings, table)  # a failed attempt the agent restarted, then it finished
+    recovered = recovered_by_restart(findings, table, ranks)  # a failed attempt the agent restarted, then it finished
     _node_wide(findings, job)
     from nccllens.analyses.one_node import quiet_one_node_fallback
 

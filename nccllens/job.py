@@ -222,6 +222,15 @@ def _succeeded_hosts(events: pl.DataFrame) -> set[str]:
     return {str(h) for h in done["host"].to_list()}
 
 
+def _finished_clean(events: pl.DataFrame) -> bool:
+    """The job said it finished (a trainer's or launcher's success line) and no worker failure was reported."""
+    finished = events.filter((pl.col("kind") == "progress.finished") | (
+        (pl.col("kind") == "torchrun.state")
+        & pl.col("value").cast(pl.String).fill_null("").str.contains(r"SUCCEEDED|successfully finished")))
+    failed = events.filter(pl.col("kind").is_in([*EXIT_KINDS, "torchrun.worker_failed", "harness.wallclock"]))
+    return finished.height > 0 and failed.height == 0
+
+
 def came_back(events: pl.DataFrame) -> set[int]:
     """Ranks whose every failure was followed by their worker running again (a restarted attempt): in each
     file where the rank failed, a later line of it initialised or made progress, or it did so in a later
@@ -272,6 +281,9 @@ def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
     succeeded = _succeeded_hosts(events) if events.height else set()
     ranks = set(summary) | set(range(job.world_size or 0))
     back = came_back(events) if events.height else set()
+    if events.height and _finished_clean(events):
+        # the job said it finished and no worker failed: an error a rank logged on the way was survived
+        back |= {r for r, row in summary.items() if row["exit_code"] is None and not row["timed_out"]}
     out = []
     for rank in sorted(ranks):
         row = summary.get(rank)

@@ -20,6 +20,7 @@ DONE = pl.col("kind").is_in(["progress.bench_done", "progress.finished"]) | (
     pl.col("kind").eq("torchrun.state")
     & pl.col("value").fill_null("").str.contains(r"SUCCEEDED|successfully finished"))
 KEEP = ("job_killed",)
+SLOW = ("straggler",)
 
 
 def _finish_points(events: pl.DataFrame) -> tuple[dict[str, int], object] | None:
@@ -83,17 +84,21 @@ def _after(rows: pl.DataFrame, marks: pl.DataFrame) -> pl.DataFrame:
     return joined.filter(later)
 
 
-def recovered_by_restart(findings: list[Finding], events: pl.DataFrame) -> bool:
+def recovered_by_restart(findings: list[Finding], events: pl.DataFrame,
+                         status: list[RankStatus] | None = None) -> bool:
     """A failure the elastic agent recovered from: after the last worker failure the worker group came back
     (rendezvous, NCCL init or progress again) and then the job said it finished, with no failure after that.
     The findings about the failed attempt are demoted (in place) to warnings giving context: the run
-    succeeded, and the transient failure stays visible. Returns whether it did."""
+    succeeded, and the transient failure stays visible. Without any worker failure, errors the job went on
+    past and then finished are survived ones (``_survived``). Returns whether the job recovered."""
     if not events.height or not findings:
         return False
     failed = events.filter(pl.col("kind").is_in(FAILED))
     done = events.filter(DONE)
-    if not failed.height or not done.height:
+    if not done.height:
         return False
+    if not failed.height:
+        return _survived(findings, done, status or [])
     if failed.filter(pl.col("kind").is_in(["harness.wallclock", "torchrun.signal_received", "slurm.step_error"])).height:
         return False
     again = _after(events.filter(pl.col("kind").is_in(_AGAIN)), failed)
@@ -103,4 +108,29 @@ def recovered_by_restart(findings: list[Finding], events: pl.DataFrame) -> bool:
         if f.severity in ("critical", "error") and f.category not in KEEP:
             f.severity, f.role = "warning", "context"
             f.confidence = round(min(f.confidence, 0.3), 2)
+    return True
+
+
+def _survived(findings: list[Finding], done: pl.DataFrame, status: list[RankStatus]) -> bool:
+    """No worker failed and none exited non-zero, and the job said it finished after every serious finding's
+    lines (later in the same file, or not earlier in time where both are timed): the errors were caught and the job went on (a store wait
+    that timed out for an optional key, a warning logged with its traceback). They become warning context."""
+    if any(s.exit_code not in (None, 0) for s in status):
+        return False
+    serious = [f for f in findings if f.severity in ("critical", "error") and f.category not in KEEP]
+    if not serious or any(f.category in SLOW for f in findings if f.severity in ("critical", "error")):
+        return False  # a job that finished slowly is still a straggler's story
+    last_line = dict(done.group_by("file").agg(pl.col("line").max()).iter_rows())
+    last_ts = done["ts"].drop_nulls().max()
+    for f in serious:
+        for e in f.evidence:
+            line = last_line.get(e.file)
+            if line is not None:
+                if e.line >= line:
+                    return False
+            elif last_ts is not None and e.ts and e.ts > last_ts.isoformat():
+                return False  # (a file without a finish line and without times: the finish of the job counts)
+    for f in serious:
+        f.severity, f.role = "warning", "context"
+        f.confidence = round(min(f.confidence, 0.3), 2)
     return True

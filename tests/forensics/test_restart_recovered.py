@@ -41,3 +41,19 @@ def test_bare_training_finished_line_is_a_finish_marker():
     # near miss: a progress line that merely mentions training
     ev = events_from_text("[default0]:training finished step 3 of 8, continuing\n")
     assert "progress.finished" not in ev["kind"].cast(str).to_list()
+
+
+def test_error_the_job_went_on_past_is_no_failure():
+    # a torchrun run made for this project (torch 2.13.0+cpu, gloo): ranks 1-3 log a DistStoreError for an
+    # optional warm-start key (a 2 s store.wait), start from scratch, and the job trains to the end
+    report = nccllens.analyze(str(PUBLIC / "healthy_store_wait_timeout_logged"))
+    assert report.verdict.category == "none"
+    assert "finished" in report.verdict.summary
+    assert any(f.category == "rendezvous_timeout" and f.severity == "warning" for f in report.findings)
+    assert not [r for r in report.ranks if r.state in ("crashed", "exited")]
+
+
+def test_a_slow_rank_in_a_finished_job_is_still_a_straggler():
+    report = nccllens.analyze(str(PUBLIC / "slow_rank3_completes"))
+    assert report.findings[0].category == "straggler"
+    assert report.verdict.category == "straggler"
