@@ -98,14 +98,33 @@ def address_book(events: pl.DataFrame) -> AddressBook:
     return book
 
 
+# where no parser filled ``peer``: the ranks a message names as the ones at fault, in NCCL's own wording
+# ("Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000", "Mismatched collective detected,
+# please check your collective calls at and around rank 39")
+_NAMED_RANKS = re.compile(r"\brank (\d+) and rank (\d+)\b|\baround rank (\d+)\b")
+
+
+def named_in_message(message: str | None) -> str | None:
+    """``ranks a, b`` for the ranks a message names in NCCL's wording, or None."""
+    m = _NAMED_RANKS.search(message or "")
+    if not m:
+        return None
+    found = [g for g in m.groups() if g is not None]
+    return f"rank{'s' if len(found) > 1 else ''} {', '.join(found)}"
+
+
 def peer_culprits(events: pl.DataFrame, book: AddressBook | None) -> tuple[list[int], list[str]] | None:
-    """The ranks and hosts the matched ``events`` name as their peer (None: they name none)."""
+    """The ranks and hosts the matched ``events`` name as their peer (None: they name none); events with
+    no ``peer`` value name the ranks their message names (``named_in_message``)."""
     if "peer" not in events.columns:
         return None
     ranks: set[int] = set()
     hosts: set[str] = set()
     addresses, known = (book.hosts, book.known) if book else ({}, frozenset())
-    for peer in events["peer"].drop_nulls().unique().to_list():
+    peers = set(events["peer"].drop_nulls().unique().to_list())
+    if "message" in events.columns:
+        peers |= {named_in_message(m) for m in events.filter(pl.col("peer").is_null())["message"].to_list()} - {None}
+    for peer in sorted(peers):
         target = target_of(peer, addresses, known)
         if target is None:
             continue
