@@ -92,10 +92,11 @@ def _overlap(a: Finding, b: Finding) -> bool:
 def _reads_same_line_closer(a: Finding, b: Finding) -> bool:
     """``a`` recognises a line that ``b`` knows only as an exception in the training code (``ValueError:
     host not found: Name or service not known``): the more specific reading explains the generic one."""
-    if b.category != "application_error" or a.category == "application_error":
+    if b.category != "application_error" or a.category == "application_error" or a.rule.startswith("AN-"):
+        return False  # an analysis quotes lines as context; a rule's first line is the one it matched
+    if not a.evidence or not b.evidence:
         return False
-    lines_b = {(e.file, e.line) for e in b.evidence[:3]}
-    return any((e.file, e.line) in lines_b for e in a.evidence[:3])
+    return (a.evidence[0].file, a.evidence[0].line) == (b.evidence[0].file, b.evidence[0].line)
 
 
 def _refines(a: Finding, b: Finding) -> bool:
