@@ -21,6 +21,7 @@ from nccllens import events as ev
 from nccllens import plan_cache
 from nccllens import summaries as sm
 from nccllens import workers as workers_mod
+from nccllens.extract import engine
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify, skip_leading_nuls
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source, iter_sources
@@ -66,6 +67,9 @@ def combined_prefilter(extra: str | Sequence[str] | None = None) -> Plan:
     """Every family's PREFILTER and the rules' patterns, unanchored: literal pass, then regex groups;
     dense families' lines (``parse.dense``) summarised, and tried only with the patterns that watch them."""
     pats = [unanchor(f.prefilter) for f in load_families()] + [unanchor(p) for p in _as_list(extra)]
+    compiled = engine.spec(pats)
+    if compiled is not None:  # one compiled scan classifies every line: no literals, keys or regex groups
+        return Plan((), (), (), dense=KEY_REGEX, engine=compiled)
     watch = tuple(sorted(watch_patterns(pats).items()))
     return dataclasses.replace(plan(pats, pattern_groups), dense=KEY_REGEX, watch=watch)
 
@@ -147,13 +151,15 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
 
         last: tuple[int, str] | None = None
         for line_no, block in blocks(all_chunks(), stats):
-            cand = None if pattern.unfiltered else candidate_lines(block, line_no, pattern.keys, stats, pattern.dense)
+            cand = None if pattern.unfiltered else candidate_lines(block, line_no, pattern.keys, stats, pattern.dense,
+                                                                   pattern.engine)
             if cand is None:
                 df = frame(block, line_no, stats)
                 block_last = df.row(df.height - 1) if df.height else None
+                hits = engine.frame_hits(pattern.engine, df) if pattern.engine is not None else None
             else:
-                df, block_last = cand.frame, cand.last
-            block_rows, partial = parse_block(df, pattern, rule_pattern, ctx, hints)
+                df, block_last, hits = cand.frame, cand.last, cand.hits
+            block_rows, partial = parse_block(df, pattern, rule_pattern, ctx, hints, hits)
             rows.extend(block_rows)
             partials.append(partial)
             last = block_last or last

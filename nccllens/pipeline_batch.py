@@ -11,6 +11,7 @@ import polars as pl
 
 from nccllens import events as ev
 from nccllens import summaries as sm
+from nccllens.extract.engine import frame_hits
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
@@ -75,7 +76,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     if batch:
         # plain UTF-8 files (the usual case) go straight to the coarse pass; otherwise clean them first
         cand = None if pattern.unfiltered else candidate_lines_many([d for _, d, _ in batch], 1, pattern.keys,
-                                                                    ReadStats(), pattern.dense)
+                                                                    ReadStats(), pattern.dense, pattern.engine)
         if cand is None:
             batch = [(i, _clean(data, info), info) for i, data, info in batch]
         else:  # the candidates hold all that is needed of the files: let their text go
@@ -93,7 +94,9 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
         owner = (start_s.search_sorted(big["line"], side="right") - 1).alias("owner")
-        kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",))
+        hits = cand.hits if cand is not None else (
+            frame_hits(pattern.engine, big) if pattern.engine is not None else None)
+        kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",), hits)
         by_owner = kept.partition_by("owner", as_dict=True, include_key=False)
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):

@@ -8,10 +8,11 @@ from dataclasses import replace
 
 import polars as pl
 
+from nccllens.extract.engine import ANY
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
-from nccllens.parse.dense import empty_partial, split
+from nccllens.parse.dense import FAMILIES, empty_partial, split
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
@@ -158,9 +159,28 @@ def _fill_defaults(event: dict, line: Line | None) -> dict:
     return event
 
 
-def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _hit(rows: pl.DataFrame, hits: pl.DataFrame, bit: int | pl.Expr) -> pl.DataFrame:
+    """The rows whose line the engine's hits mark with ``bit``."""
+    marked = hits.filter((pl.col("bits") & bit) != 0).select("line")
+    return rows.join(marked, on="line", how="semi", maintain_order="left")
+
+
+def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = (),
+              hits: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(surviving rows, partial dense summaries) of ``df`` (with ``row``): dense rows are summarised and
-    reach the parsers only where a pattern watching their family matches them (``parse.dense``)."""
+    reach the parsers only where a pattern watching their family matches them (``parse.dense``). With
+    ``hits`` (the compiled engine's: line, bits) the survivors are the lines it marked."""
+    if hits is not None:
+        rest, dense, partial = split(df, {}, by, keep_dense=True)
+        kept = _hit(rest, hits, ANY)
+        if dense.height:
+            fam_bit = pl.col("fam").replace_strict(list(FAMILIES), [1 << k for k in range(len(FAMILIES))],
+                                                   return_dtype=pl.UInt32)
+            wanted = dense.join(hits, on="line", how="inner", maintain_order="left").filter(
+                (pl.col("bits") & fam_bit) != 0).select(df.columns)
+            if wanted.height:
+                kept = pl.concat([kept, wanted]).sort("row")
+        return kept, partial
     if pattern.dense is None:  # a plan not built by ``combined_prefilter``: no dense family is summarised
         return survivors(df, pattern, matches), empty_partial({b: df.schema[b] for b in by})
     rest, wanted, partial = split(df, dict(pattern.watch), by)
@@ -171,10 +191,10 @@ def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = ()) -> tupl
 
 
 def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext,
-                hints: PathHints) -> tuple[list[dict], pl.DataFrame]:
-    """Event rows and partial dense summaries of one block of a file."""
+                hints: PathHints, hits: pl.DataFrame | None = None) -> tuple[list[dict], pl.DataFrame]:
+    """Event rows and partial dense summaries of one block of a file (``hits``: see ``kept_rows``)."""
     df = df.with_row_index("row")
-    kept, partial = kept_rows(df, pattern)
+    kept, partial = kept_rows(df, pattern, hits=hits)
     return parse_survivors(df, kept, rule_pattern, ctx, hints), partial
 
 
