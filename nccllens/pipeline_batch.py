@@ -104,7 +104,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             hints = hints_of[i]
             if mine is not None:  # what the file's own lines say of all of them (leading segments, prompts)
                 hints = with_file_facts(hints, big["raw"].slice(row_starts[k], min(
-                    SAMPLE, row_starts[k + 1] - row_starts[k])).to_list())
+                    SAMPLE, row_starts[k + 1] - row_starts[k])))
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1, big,
                                    row_starts[k + 1], row_starts[k]) if mine is not None else []
             per_file.append((k, lines, hints))

@@ -69,9 +69,18 @@ def spec(patterns: list[str]) -> Spec | None:
     return Spec(tuple(expressions), tuple(bits), digest)
 
 
-@functools.lru_cache(maxsize=4)
+_DATABASES: dict[str, object] = {}  # per digest (hashing a Spec would hash all its expressions at every scan)
+
+
 def database(s: Spec):
     """The compiled database of ``s`` (kept in the cache folder between runs, see ``db_cache``)."""
+    db = _DATABASES.get(s.digest)
+    if db is None:
+        db = _DATABASES[s.digest] = _load_or_compile(s)
+    return db
+
+
+def _load_or_compile(s: Spec):
     import hyperscan as hs
 
     found = db_cache.load(s.digest)

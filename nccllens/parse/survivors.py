@@ -16,7 +16,8 @@ from nccllens.parse.dense import FAMILIES, empty_partial, split
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.prefixes import SAMPLE, file_facts, split_glued, strip
+from nccllens.parse.prefixes import FACT_HINTS, SAMPLE, file_facts, split_glued, strip
+from nccllens.parse.prefixes import WRAP_MIN as FACTS_WRAP_MIN
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 
@@ -24,10 +25,45 @@ CHUNK = 256  # rows the follower reads from the frame at once
 
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
 
+def _facts(raws: pl.Series):
+    """``file_facts`` of a column of lines: the few lines it reads closer, and the wrap width, found in polars."""
+    sample = raws.head(SAMPLE)
+    raw = pl.col("raw")
+    hint = pl.any_horizontal([(raw.str.slice(start, None if stop is None else stop - start) if start or stop else raw)
+                              .str.contains(text, literal=True) for text, start, stop in FACT_HINTS])
+    marks = sample.to_frame("raw").select(hint.alias("hint"), raw.str.len_chars().alias("n"))
+    picked = sample.filter(marks["hint"]).to_list()
+    lengths = marks["n"]
+    width = lengths.max() if lengths.len() else None
+    wrap = width if width is not None and width >= FACTS_WRAP_MIN and (lengths == width).sum() >= 2 else None
+    lazy = _Lazy(sample)
+    return file_facts(lazy, picked, wrap)
+
+
+class _Lazy:
+    """A column's lines as a list only when ``file_facts`` needs all of them (a candidate leading segment)."""
+
+    def __init__(self, series: pl.Series):
+        self.series, self.items = series, None
+
+    def __getitem__(self, index):
+        if isinstance(index, slice) and index.start is None and (index.stop or 0) >= self.series.len():
+            return self  # the sample is the whole column already
+        return self._list()[index]
+
+    def __iter__(self):
+        return iter(self._list())
+
+    def _list(self) -> list[str]:
+        if self.items is None:
+            self.items = self.series.to_list()
+        return self.items
+
+
 def with_file_facts(hints: PathHints, raws) -> PathHints:
-    """``hints`` with what the file's own lines (``raws``: a sequence of its raw lines) say of all of them:
-    repeating leading segments, and the host its shell prompts name."""
-    facts = file_facts(raws)
+    """``hints`` with what the file's own lines (``raws``: a sequence or polars Series of its raw lines) say of
+    all of them: repeating leading segments, and the host its shell prompts name."""
+    facts = _facts(raws) if isinstance(raws, pl.Series) else file_facts(raws)
     if not facts.leads and facts.host is None and facts.rank is None and facts.wrap is None:
         return hints
     return replace(hints, leads=facts.leads, line_host=facts.host, line_rank=facts.rank, wrap=facts.wrap)
@@ -323,7 +359,7 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Pat
     """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
     if not survivors.height:
         return []
-    hints = with_file_facts(hints, df["raw"].head(SAMPLE).to_list())
+    hints = with_file_facts(hints, df["raw"])
     lines = survivor_lines(survivors, ctx.path, hints, frame=df)
     ctx._following = _follower(df, ctx.path, hints)
     return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
