@@ -20,12 +20,13 @@ import polars as pl
 from nccllens import events as ev
 from nccllens import plan_cache
 from nccllens import summaries as sm
-from nccllens import workers as workers_mod
 from nccllens.extract import engine
+from nccllens.extract import workers as workers_mod
+from nccllens.extract.batch import extract_small
+from nccllens.extract.jobs import _extract_job, _jobs, _reporting
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify, skip_leading_nuls
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source, iter_sources
-from nccllens.parallel import _extract_job, _jobs, _reporting
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext
 from nccllens.parse.dense import KEY_REGEX, merge
@@ -49,7 +50,6 @@ from nccllens.parse.survivors import (  # noqa: F401 - re-exported for the batch
     parse_survivors,
     survivor_lines,
 )
-from nccllens.pipeline_batch import extract_small
 from nccllens.prefilter import Plan, known_literals, plan
 from nccllens.regex_groups import (  # noqa: F401 - re-exported
     GROUP_SIZE,
@@ -247,7 +247,7 @@ def extract_tables(paths: list[str], rule_pattern: str | Sequence[str] | None = 
 def _main_process_batches(sources: list[Source], done: dict) -> list[list[int]]:
     """The sources no worker read, in order: runs of small archive members together (reading 20,000
     members one by one took 260 s, a frame each), anything else alone."""
-    from nccllens.pipeline_batch import SMALL
+    from nccllens.extract.batch import SMALL
 
     out: list[list[int]] = []
     for i, s in enumerate(sources):

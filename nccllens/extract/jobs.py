@@ -14,7 +14,7 @@ MERGE_EVERY = 64  # job tables merged into one every so often
 def warm_up() -> None:
     """Submitted as soon as the pool starts: the workers import the extraction modules while the main
     process is still building the prefilter plan (the parsers compile their regexes as they load)."""
-    import nccllens.pipeline_batch  # noqa: F401
+    import nccllens.extract.batch  # noqa: F401
     from nccllens.parse import load_families
 
     load_families()
@@ -24,9 +24,9 @@ def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile], pl.DataFra
     """Worker entry point: a batch of files on disk (picklable arguments only) → one event table for the
     batch, what was read of each file, and the batch's summary table."""
     from nccllens import summaries as sm
+    from nccllens.extract.batch import extract_small
+    from nccllens.extract.tables import _year_for, extract_source_tables
     from nccllens.ingest.sources import reopen
-    from nccllens.pipeline import _year_for, extract_source_tables
-    from nccllens.pipeline_batch import extract_small
     from nccllens.prefilter import learn_literals
 
     files, pattern, rule_pattern, known = args
@@ -46,7 +46,7 @@ BATCH_BYTES = 8 << 20  # a worker's memory follows its batch (16 MiB: ~180 MiB a
 
 def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
     """Group sources into jobs: each large file alone, small plain files in batches."""
-    from nccllens.pipeline_batch import SMALL
+    from nccllens.extract.batch import SMALL
 
     jobs, batch, batch_bytes = [], [], 0
     for i in indices:

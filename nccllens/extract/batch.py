@@ -45,9 +45,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     """Extract a batch of small plain files; anything unusual goes through ``extract_source_tables``.
     Each file's result is (events, inventory entry, summaries); the batch's events and summaries are all
     in its first file's result."""
-    from nccllens.parse.prefixes import SAMPLE
-    from nccllens.parse.survivors import fill_path_hints, with_file_facts
-    from nccllens.pipeline import (
+    from nccllens.extract.tables import (
         _follower,
         extract_source_tables,
         file_end_event,
@@ -56,6 +54,8 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         parse_lines,
         survivor_lines,
     )
+    from nccllens.parse.prefixes import SAMPLE
+    from nccllens.parse.survivors import fill_path_hints, with_file_facts
 
     results: list[tuple[pl.DataFrame, InputFile, pl.DataFrame] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []

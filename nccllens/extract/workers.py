@@ -50,7 +50,7 @@ def worker_init(parent: int | None = None) -> None:
 
 
 def _warm_up() -> None:
-    from nccllens.parallel import warm_up
+    from nccllens.extract.jobs import warm_up
 
     warm_up()
 
