@@ -37,7 +37,7 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
 
     from nccllens.analysis import Options, load_rules
     from nccllens.event_io import filter_events, write_events
-    from nccllens.extract.tables import extract_tables
+    from nccllens.extract import extract_tables
 
     # the rules' patterns too: lines only a rule keeps must reach the table (and its Parquet shards), and
     # the lines that show a job finished (analyze's "No failure found" needs them)

@@ -9,7 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nccllens.extract.tables import combined_prefilter
+from nccllens.extract import combined_prefilter
 from nccllens.parse import load_families
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.masks import masks

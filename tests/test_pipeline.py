@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nccllens.events import COLUMNS
-from nccllens.extract.tables import events_from_text, extract
+from nccllens.extract import events_from_text, extract
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "samples" / "torch2.13_cpu_logs"
 
@@ -73,7 +73,7 @@ def test_one_job_per_file_still_gives_the_canonical_order(tmp_path, monkeypatch)
     for sub, rank in (("a", 1), ("a-b", 2), ("c", 3)):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "rank.log").write_text(TRACEBACK.replace("rank1", f"rank{rank}"))
-    monkeypatch.setattr(pipeline, "_jobs", lambda sources, indices: [[i] for i in indices])
+    monkeypatch.setattr(pipeline, "jobs_of", lambda sources, indices: [[i] for i in indices])
     events, _ = extract([str(tmp_path / "c"), str(tmp_path / "a"), str(tmp_path / "a-b")], workers=1)
     assert events.equals(sort(events))
     assert events["file"].unique(maintain_order=True).to_list() == sorted(set(events["file"].to_list()))
@@ -105,7 +105,7 @@ def test_fragments_of_real_logs_go_through_the_pipeline(text):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000), st.sampled_from(["x.log", "error.json", "dmesg.txt", "fr_trace_rank_0"]))
 def test_any_bytes_go_through_extraction(data, name):
-    from nccllens.extract.tables import combined_prefilter, extract_source
+    from nccllens.extract import combined_prefilter, extract_source
     from nccllens.ingest.sources import Source
 
     events, info = extract_source(Source(name, lambda: iter([data]), len(data)), combined_prefilter())

@@ -12,6 +12,7 @@ import polars as pl
 from nccllens import events as ev
 from nccllens import summaries as sm
 from nccllens.extract.engine import frame_hits
+from nccllens.extract.source import extract_source_tables, file_end_event
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
@@ -20,6 +21,16 @@ from nccllens.parse.dense_rows import describe
 from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
+from nccllens.parse.prefixes import SAMPLE
+from nccllens.parse.survivors import (
+    fill_path_hints,
+    follower,
+    kept_rows,
+    line_masks,
+    parse_lines,
+    survivor_lines,
+    with_file_facts,
+)
 from nccllens.prefilter import Plan
 from nccllens.report.model import InputFile
 
@@ -45,18 +56,6 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     """Extract a batch of small plain files; anything unusual goes through ``extract_source_tables``.
     Each file's result is (events, inventory entry, summaries); the batch's events and summaries are all
     in its first file's result."""
-    from nccllens.extract.tables import (
-        _follower,
-        extract_source_tables,
-        file_end_event,
-        kept_rows,
-        line_masks,
-        parse_lines,
-        survivor_lines,
-    )
-    from nccllens.parse.prefixes import SAMPLE
-    from nccllens.parse.survivors import fill_path_hints, with_file_facts
-
     results: list[tuple[pl.DataFrame, InputFile, pl.DataFrame] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []
     hints_of: dict[int, PathHints] = {}
@@ -120,7 +119,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 offset += len(lines)
                 ctx = FileContext(path=sources[i].path, host=hints.host, rank=hints.rank,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
-                ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
+                ctx._following = follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
                 if ctx.cut_for_matching:
                     info.notes.append(cut_note(ctx.cut_for_matching))

@@ -106,7 +106,7 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
     return [_make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
 
 
-def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
+def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
     """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
     windows are read in slices, each row's prefixes stripped once. ``df`` may hold only some pieces of
     the file (``candidate_lines``): a window stops where line numbers jump."""
@@ -361,7 +361,7 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Pat
         return []
     hints = with_file_facts(hints, df["raw"])
     lines = survivor_lines(survivors, ctx.path, hints, frame=df)
-    ctx._following = _follower(df, ctx.path, hints)
+    ctx._following = follower(df, ctx.path, hints)
     return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
 
 

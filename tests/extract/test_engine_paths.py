@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from nccllens.analysis import Options, load_rules
-from nccllens.extract import engine
-from nccllens.extract.tables import extract_tables
+from nccllens.extract import engine, extract_tables
 from nccllens.report.outcome import FINISHED_PATTERNS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nccllens.extract.tables import extract
+from nccllens.extract import extract
 from nccllens.ingest import streams
 
 # real: shared/reference/samples/torch2.13_cpu_logs/torchrun_worker_exception_with_record.log

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nccllens.events import COLUMNS
-from nccllens.extract.tables import events_from_text
+from nccllens.extract import events_from_text
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
 
@@ -66,7 +66,7 @@ def test_the_whole_pipeline_survives_anything(text):
 @FUZZ
 @given(st.binary(max_size=4096))
 def test_the_whole_pipeline_survives_any_bytes(data):
-    from nccllens.extract.tables import combined_prefilter, extract_source
+    from nccllens.extract import combined_prefilter, extract_source
     from nccllens.ingest.sources import Source
 
     events, info = extract_source(Source("node-b/dmesg.txt", lambda: iter([data]), len(data)), combined_prefilter())
