@@ -15,6 +15,7 @@ import polars as pl
 from nccllens import events as ev
 from nccllens import plan_cache
 from nccllens import summaries as sm
+from nccllens.extract import engine
 from nccllens.extract import workers as workers_mod
 from nccllens.extract.batch import SMALL, extract_small
 from nccllens.extract.jobs import collect, jobs_of, run_job
@@ -62,6 +63,8 @@ def extract_tables(paths: list[str], rule_pattern: str | Sequence[str] | None = 
     with _pool(workers if parallel else 0) as pool:  # workers start now, and import while the plan is built
         plan_cache.load()
         pattern = combined_prefilter(rule_pattern)
+        if pattern.engine is not None and pool:  # compiled (and cached) once here, loaded by the workers
+            engine.database(pattern.engine)
         rule_pattern = pattern_groups(rule_pattern)
         index(mask_targets(rule_pattern))  # every pattern branch's literals, found once here
         plan_cache.save()
