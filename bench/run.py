@@ -83,7 +83,7 @@ def _timed(cmd: list[str], stdout=subprocess.PIPE) -> tuple[float, int, subproce
 def _patterns_file() -> Path:
     from nccllens.analysis import Options, load_rules
     from nccllens.parse import load_families
-    from nccllens.pipeline import unanchor
+    from nccllens.regex_groups import unanchor
 
     # the same patterns nccllens' prefilter runs (unanchored, as nccllens runs them on raw lines)
     pats = [unanchor(f.prefilter) for f in load_families()]

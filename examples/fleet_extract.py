@@ -29,8 +29,9 @@ import fsspec
 import nccllens
 from nccllens.analysis import Options, load_rules
 from nccllens.events import EVENTS_SCHEMA_VERSION
+from nccllens.extract import combined_prefilter, extract_source_tables
 from nccllens.ingest.streams import BLOCK, Source
-from nccllens.pipeline import combined_prefilter, extract_source_tables, pattern_groups
+from nccllens.regex_groups import pattern_groups
 from nccllens.report.json_out import render
 from nccllens.summaries import to_json
 

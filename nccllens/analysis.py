@@ -32,7 +32,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
                  select: Sequence[str] = (), ignore: Sequence[str] = (), host: str | None = None,
                  rank: int | None = None, progress=None, config: str | None = None) -> Report:
     from nccllens.engine import evaluate, finding_from_hit
-    from nccllens.pipeline import extract_tables
+    from nccllens.extract import extract_tables
     from nccllens.ranking import rank_findings
     from nccllens.timeline import normalize
 

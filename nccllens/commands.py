@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nccllens import cli_io, workers
+from nccllens import cli_io
+from nccllens.extract import workers
 from nccllens.report import EXTENSIONS
 
 _RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from nccllens import cli_io, workers
+from nccllens import cli_io
 from nccllens.commands import language
+from nccllens.extract import workers
 
 EVENT_FAMILIES = ("cpp", "flight", "horovod", "k8s", "kernel", "lightning", "nccl", "openmpi", "other", "progress",
                   "python", "slurm", "torch", "torchrun")
@@ -36,7 +37,7 @@ def _events(paths: list[str], *, kinds: list[str], ranks: list[int], output: str
 
     from nccllens.analysis import Options, load_rules
     from nccllens.event_io import filter_events, write_events
-    from nccllens.pipeline import extract_tables
+    from nccllens.extract import extract_tables
 
     # the rules' patterns too: lines only a rule keeps must reach the table (and its Parquet shards), and
     # the lines that show a job finished (analyze's "No failure found" needs them)

@@ -40,6 +40,7 @@ class Plan:
     keys: tuple[str, ...] = ()  # coarse first pass (``prefilter_keys``): a piece with no key has no literal
     dense: str | None = None  # coarse pass: a piece this finds in holds a dense family's line (``parse.dense``)
     watch: tuple[tuple[str, str], ...] = ()  # (dense family, the patterns that could match its lines)
+    engine: object = None  # the compiled engine's ``extract.engine.Spec``: when set, the fields above are unused
 
 
 def _score(options: frozenset[str]) -> tuple[int, int]:

@@ -3,16 +3,17 @@ gives (every line with a literal found, the same family for every survivor)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nccllens.extract import combined_prefilter
 from nccllens.parse import load_families
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.masks import masks
 from nccllens.parse.pieces import PIECE, candidate_lines
-from nccllens.pipeline import combined_prefilter
 from nccllens.prefilter_keys import _case_class, greedy_keys, hot, key_groups
 from nccllens.regex_groups import pattern_groups
 
@@ -35,9 +36,18 @@ REAL = [
 
 
 def _plan():
+    """The plain path's plan (literals, keys, regex groups): what these shortcuts are for."""
     from nccllens.analysis import Options, load_rules
 
-    return combined_prefilter([r.match.pattern for r in load_rules(Options()) if r.match.pattern])
+    before = os.environ.get("NCCLLENS_ENGINE")
+    os.environ["NCCLLENS_ENGINE"] = "fallback"
+    try:
+        return combined_prefilter([r.match.pattern for r in load_rules(Options()) if r.match.pattern])
+    finally:
+        if before is None:
+            del os.environ["NCCLLENS_ENGINE"]
+        else:
+            os.environ["NCCLLENS_ENGINE"] = before
 
 
 PLAN = _plan()

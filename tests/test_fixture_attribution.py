@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nccllens.pipeline import extract
+from nccllens.extract import extract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = sorted(p.parent for p in FIXTURES.rglob("expected.toml") if "generate" not in p.parts and "holdout" not in p.parts)

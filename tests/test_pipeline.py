@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nccllens.events import COLUMNS
-from nccllens.pipeline import events_from_text, extract
+from nccllens.extract import events_from_text, extract
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "samples" / "torch2.13_cpu_logs"
 
@@ -67,13 +67,13 @@ def test_same_input_any_file_order_gives_the_same_table(tmp_path):
 def test_one_job_per_file_still_gives_the_canonical_order(tmp_path, monkeypatch):
     """Jobs come back sorted and are only re-sorted when their files are out of order: paths where the
     folder walk and the sort disagree ('a-b' sorts before 'a/'), given in reverse, still end sorted."""
-    import nccllens.pipeline as pipeline
+    import nccllens.extract.tables as pipeline
     from nccllens.events import sort
 
     for sub, rank in (("a", 1), ("a-b", 2), ("c", 3)):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "rank.log").write_text(TRACEBACK.replace("rank1", f"rank{rank}"))
-    monkeypatch.setattr(pipeline, "_jobs", lambda sources, indices: [[i] for i in indices])
+    monkeypatch.setattr(pipeline, "jobs_of", lambda sources, indices: [[i] for i in indices])
     events, _ = extract([str(tmp_path / "c"), str(tmp_path / "a"), str(tmp_path / "a-b")], workers=1)
     assert events.equals(sort(events))
     assert events["file"].unique(maintain_order=True).to_list() == sorted(set(events["file"].to_list()))
@@ -105,8 +105,8 @@ def test_fragments_of_real_logs_go_through_the_pipeline(text):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000), st.sampled_from(["x.log", "error.json", "dmesg.txt", "fr_trace_rank_0"]))
 def test_any_bytes_go_through_extraction(data, name):
+    from nccllens.extract import combined_prefilter, extract_source
     from nccllens.ingest.sources import Source
-    from nccllens.pipeline import combined_prefilter, extract_source
 
     events, info = extract_source(Source(name, lambda: iter([data]), len(data)), combined_prefilter())
     assert tuple(events.columns) == COLUMNS

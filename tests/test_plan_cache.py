@@ -12,7 +12,8 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "exception_one_rank
 
 RUN = """
 import json, sys
-from nccllens import pipeline, plan_cache, prefilter
+from nccllens import plan_cache, prefilter
+from nccllens import extract as pipeline
 events, _ = pipeline.extract([sys.argv[1]], workers=0)
 print(json.dumps({"held": plan_cache._held, "known": len(prefilter.known_literals()),
                   "events": events.select("file", "line", "kind", "rank", "message").rows()}))

@@ -24,8 +24,9 @@ except ImportError:  # Python 3.10
 import nccllens
 from nccllens.analysis import Options, load_rules
 from nccllens.event_io import write_events
+from nccllens.extract import combined_prefilter, extract_source_tables
 from nccllens.ingest.sources import iter_sources
-from nccllens.pipeline import combined_prefilter, extract_source_tables, pattern_groups
+from nccllens.regex_groups import pattern_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fleet_extract.py"
@@ -89,7 +90,7 @@ def test_per_file_shards_give_the_same_report_as_the_logs(corpus, direct, tmp_pa
 
 
 def test_shards_carry_the_schema_version_and_the_summaries(corpus, tmp_path):
-    from nccllens.pipeline import extract_tables
+    from nccllens.extract import extract_tables
 
     shards = tmp_path / "shards"
     shards.mkdir()

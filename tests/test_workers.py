@@ -1,4 +1,4 @@
-"""``nccllens analyze`` forks its workers first thing, before polars loads (nccllens.workers)."""
+"""``nccllens analyze`` forks its workers first thing, before polars loads (nccllens.extract.workers)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import nccllens
-from nccllens import allocator, workers
+from nccllens import allocator
+from nccllens.extract import workers
 from nccllens.report import render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -38,7 +39,8 @@ def test_big_enough_counts_files_and_bytes(tmp_path, monkeypatch):
 
 FORK = """
 import json, os, sys
-from nccllens import allocator, workers
+from nccllens import allocator
+from nccllens.extract import workers
 allocator.for_main_process()
 workers.PARALLEL_MIN_FILES = 1
 workers.start_early([sys.argv[1]])

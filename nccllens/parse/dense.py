@@ -178,10 +178,13 @@ def merge(partials: list[pl.DataFrame], by: tuple[str, ...] = ()) -> pl.DataFram
                  pl.col("first_raw").first(), pl.col("last_raw").last()))
 
 
-def split(df: pl.DataFrame, watch: dict[str, str], by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame,
-                                                                                   pl.DataFrame]:
-    """``df`` (with ``row``) → (rows that are not dense, dense rows a pattern wants, partial summaries)."""
+def split(df: pl.DataFrame, watch: dict[str, str], by: tuple[str, ...] = (),
+          keep_dense: bool = False) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """``df`` (with ``row``) → (rows that are not dense, dense rows a pattern wants, partial summaries).
+    With ``keep_dense`` the second item is every dense row, with its ``fam`` (the caller chooses)."""
     dense, rest = classify(df)
+    if keep_dense:
+        return (df if not dense.height else rest), dense, aggregate(dense, by)
     if not dense.height:
         return df, dense.select(df.columns), aggregate(dense, by)
     return rest, watched(dense, watch).select(df.columns), aggregate(dense, by)

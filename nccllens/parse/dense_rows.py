@@ -75,16 +75,27 @@ def watch_patterns(patterns: list[str]) -> dict[str, str]:
     return found
 
 
+_LOWER = {fam: text.lower() for fam, text in VOCABULARY.items()}
+
+
+def branches(pattern: str) -> list[str]:
+    """The pattern's top-level branches, as ``watch_patterns`` and the engine split them."""
+    return _branches(pattern)
+
+
+def watching(branch: str) -> tuple[str, ...]:
+    """The dense families whose lines ``branch`` could match (its required literals occur in their text)."""
+    found, nocase = literals_of(branch)
+    return tuple(fam for fam, text in VOCABULARY.items()
+                 if found is None or any(lit in (_LOWER[fam] if nocase else text) for lit in found))
+
+
 def _watch(patterns: list[str]) -> dict[str, str]:
-    lower = {fam: text.lower() for fam, text in VOCABULARY.items()}
     out: dict[str, list[str]] = {fam: [] for fam in VOCABULARY}
     for pattern in patterns:
         for branch in _branches(pattern):
-            found, nocase = literals_of(branch)
-            for fam, text in VOCABULARY.items():
-                vocab = lower[fam] if nocase else text
-                if found is None or any(lit in vocab for lit in found):
-                    out[fam].append(branch)
+            for fam in watching(branch):
+                out[fam].append(branch)
     return {fam: "|".join(pattern_groups(branches)) for fam, branches in out.items() if branches}
 
 

@@ -27,6 +27,7 @@ class Candidates:
     frame: pl.DataFrame
     counts: list[int]  # lines in each buffer
     lasts: list[tuple[int, str] | None]  # (line number, text) of each buffer's last line
+    hits: pl.DataFrame | None = None  # the compiled engine's (``extract.engine``): line, bits of what matched it
 
     @property
     def lines(self) -> int:
@@ -72,20 +73,58 @@ def _needs_cleaning(buffer: bytes) -> bool:
     return b"\x00" in buffer or b"\r" in buffer or b"\x1b" in buffer
 
 
+def _valid(buffer: bytes) -> bool:
+    if buffer.isascii():
+        return True
+    try:
+        buffer.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _scanned(buffers: list[bytes], spans: list[tuple[int, int, int]], engine, first_line: int):
+    """With the compiled engine: per piece (holds a match, holds a dense line, newlines), and the lines'
+    hit table (line numbers from ``first_line``)."""
+    from nccllens.extract.engine import line_bits, scan
+
+    hits, dense, counts, found = [], [], [], {}
+    line = first_line
+    for k, a, b in spans:
+        piece = buffers[k][a:b]
+        matches, is_dense = scan(engine, piece)
+        hits.append(bool(matches))
+        dense.append(is_dense)
+        if matches:
+            found.update(line_bits(piece, matches, line))
+        n = piece.count(b"\n")
+        counts.append(n)
+        line += n + (not piece.endswith(b"\n"))
+    table = pl.DataFrame({"line": list(found), "bits": list(found.values())},
+                         schema={"line": pl.UInt32, "bits": pl.UInt32})
+    return hits, dense, counts, table
+
+
 def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str, ...],
-                         stats: ReadStats, dense: str | None = None) -> Candidates | None:
+                         stats: ReadStats, dense: str | None = None, engine=None) -> Candidates | None:
     """None when a buffer needs the cleaning ``lines.frame`` does (NUL, CR, ANSI escapes, invalid
     UTF-8) or there are no keys: the caller then reads the buffers whole. Pieces that ``dense`` (a
-    regex) finds in are read too, with ``keyed`` false: their lines hold no prefilter literal."""
-    if not keys or any(_needs_cleaning(b) for b in buffers):
+    regex) finds in are read too, with ``keyed`` false: their lines hold no prefilter literal. With
+    ``engine`` (``extract.engine.Spec``) the pieces are chosen by its scan instead of keys and regexes."""
+    if (not keys and engine is None) or any(_needs_cleaning(b) for b in buffers):
+        return None
+    if engine is not None and not all(_valid(b) for b in buffers):
         return None
     spans: list[tuple[int, int, int]] = []
     for k, buffer in enumerate(buffers):
         _cut(buffer, k, spans)
     if not spans:
         return Candidates(pl.DataFrame(schema=_SCHEMA), [0] * len(buffers),
-                          [None] * len(buffers))
+                          [None] * len(buffers), _NO_HITS.clear() if engine is not None else None)
     owners = [k for k, _, _ in spans]
+    if engine is not None:
+        hits, dense_hits, counts, table = _scanned(buffers, spans, engine, first_line)
+        return _numbered(buffers, spans, owners, hits, dense_hits, counts, first_line, stats, table)
     # the pieces are copied once, into polars; the few chosen are cut again from the buffers below
     try:
         text = pl.Series("p", [buffers[k][a:b] for k, a, b in spans], dtype=pl.Binary).cast(pl.String)
@@ -100,6 +139,11 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
     del text
     counts, hits = marks["nl"].to_list(), marks["hit"].to_list()
     dense_hits = marks["dense"].to_list() if dense else None
+    return _numbered(buffers, spans, owners, hits, dense_hits, counts, first_line, stats, None)
+
+
+def _numbered(buffers, spans, owners, hits, dense_hits, counts, first_line, stats, table) -> Candidates:
+    """The chosen pieces (``_chosen``) read as numbered lines."""
     for i, (k, _, b) in enumerate(spans):
         if buffers[k][b - 1:b] != b"\n":  # a buffer's last line without its newline is a line too
             counts[i] += 1
@@ -135,13 +179,14 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
         end += n
         cut = buffer.rfind(b"\n", 0, len(buffer) - 1) + 1
         lasts.append((end - 1, buffer[cut:].rstrip(b"\n").decode()) if n else None)
-    return Candidates(df, per_buffer, lasts)
+    return Candidates(df, per_buffer, lasts, table)
 
 
 _SCHEMA = {"line": pl.UInt32, "raw": pl.String, "keyed": pl.Boolean}
+_NO_HITS = pl.DataFrame(schema={"line": pl.UInt32, "bits": pl.UInt32})
 
 
 def candidate_lines(block: bytes, first_line: int, keys: tuple[str, ...], stats: ReadStats,
-                    dense: str | None = None) -> Candidates | None:
+                    dense: str | None = None, engine=None) -> Candidates | None:
     """``candidate_lines_many`` for one block."""
-    return candidate_lines_many([block] if block else [], first_line, keys, stats, dense)
+    return candidate_lines_many([block] if block else [], first_line, keys, stats, dense, engine)

@@ -251,16 +251,22 @@ def strip(raw: str, leads: frozenset[str] = frozenset()) -> Prefixes:
     return out
 
 
-def file_facts(raws: Sequence[str]) -> FileFacts:
+# a sample line ``file_facts`` looks at closer holds one of these (a rank marker's, a prompt's, a task header's)
+FACT_HINTS = (("ank", 1, MAX_LEAD + 12), ("@", 0, MAX_LEAD), ("JobEnvironment(", 0, None))
+
+
+def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
+               width: int | None | bool = False) -> FileFacts:
     """The leading segments (as shapes) before a rank marker that start at least ``MIN_REPEATS`` of the
-    file's lines, and the one host the file's shell prompts name."""
+    file's lines, and the one host the file's shell prompts name. ``picked`` (the sample lines holding a
+    ``FACT_HINTS`` string in its window) and ``width`` (``_wrap_width`` of the sample) may come computed."""
     sample = raws[:SAMPLE]
     cands: dict[str, int] = {}
     prompts: Counter[str] = Counter()
     tasks: set[int] = set()
     prompt = _BY_NAME["prompt"].pattern
-    for raw in sample:
-        if "ank" in raw:
+    for raw in (sample if picked is None else picked):
+        if raw.find("ank", 1, MAX_LEAD + 12) >= 0:  # every marker holds it, within the window searched
             m = _MARK.search(raw, 1, MAX_LEAD + 12)
             if m is not None and 0 < m.start() <= MAX_LEAD:
                 lead = raw[:m.start()]
@@ -286,7 +292,8 @@ def file_facts(raws: Sequence[str]) -> FileFacts:
                     break
     hosts = tuple(prompts)
     return FileFacts(frozenset(leads), hosts[0] if len(hosts) == 1 else None, hosts,
-                     next(iter(tasks)) if len(tasks) == 1 else None, _wrap_width(sample))
+                     next(iter(tasks)) if len(tasks) == 1 else None,
+                     _wrap_width(sample) if width is False else width)
 
 
 WRAP_MIN = 60

@@ -8,14 +8,16 @@ from dataclasses import replace
 
 import polars as pl
 
+from nccllens.extract.engine import ANY
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
-from nccllens.parse.dense import empty_partial, split
+from nccllens.parse.dense import FAMILIES, empty_partial, split
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.prefixes import SAMPLE, file_facts, split_glued, strip
+from nccllens.parse.prefixes import FACT_HINTS, SAMPLE, file_facts, split_glued, strip
+from nccllens.parse.prefixes import WRAP_MIN as FACTS_WRAP_MIN
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 
@@ -23,10 +25,45 @@ CHUNK = 256  # rows the follower reads from the frame at once
 
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
 
+def _facts(raws: pl.Series):
+    """``file_facts`` of a column of lines: the few lines it reads closer, and the wrap width, found in polars."""
+    sample = raws.head(SAMPLE)
+    raw = pl.col("raw")
+    hint = pl.any_horizontal([(raw.str.slice(start, None if stop is None else stop - start) if start or stop else raw)
+                              .str.contains(text, literal=True) for text, start, stop in FACT_HINTS])
+    marks = sample.to_frame("raw").select(hint.alias("hint"), raw.str.len_chars().alias("n"))
+    picked = sample.filter(marks["hint"]).to_list()
+    lengths = marks["n"]
+    width = lengths.max() if lengths.len() else None
+    wrap = width if width is not None and width >= FACTS_WRAP_MIN and (lengths == width).sum() >= 2 else None
+    lazy = _Lazy(sample)
+    return file_facts(lazy, picked, wrap)
+
+
+class _Lazy:
+    """A column's lines as a list only when ``file_facts`` needs all of them (a candidate leading segment)."""
+
+    def __init__(self, series: pl.Series):
+        self.series, self.items = series, None
+
+    def __getitem__(self, index):
+        if isinstance(index, slice) and index.start is None and (index.stop or 0) >= self.series.len():
+            return self  # the sample is the whole column already
+        return self._list()[index]
+
+    def __iter__(self):
+        return iter(self._list())
+
+    def _list(self) -> list[str]:
+        if self.items is None:
+            self.items = self.series.to_list()
+        return self.items
+
+
 def with_file_facts(hints: PathHints, raws) -> PathHints:
-    """``hints`` with what the file's own lines (``raws``: a sequence of its raw lines) say of all of them:
-    repeating leading segments, and the host its shell prompts name."""
-    facts = file_facts(raws)
+    """``hints`` with what the file's own lines (``raws``: a sequence or polars Series of its raw lines) say of
+    all of them: repeating leading segments, and the host its shell prompts name."""
+    facts = _facts(raws) if isinstance(raws, pl.Series) else file_facts(raws)
     if not facts.leads and facts.host is None and facts.rank is None and facts.wrap is None:
         return hints
     return replace(hints, leads=facts.leads, line_host=facts.host, line_rank=facts.rank, wrap=facts.wrap)
@@ -69,7 +106,7 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
     return [_make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
 
 
-def _follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
+def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
     """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
     windows are read in slices, each row's prefixes stripped once. ``df`` may hold only some pieces of
     the file (``candidate_lines``): a window stops where line numbers jump."""
@@ -158,9 +195,28 @@ def _fill_defaults(event: dict, line: Line | None) -> dict:
     return event
 
 
-def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _hit(rows: pl.DataFrame, hits: pl.DataFrame, bit: int | pl.Expr) -> pl.DataFrame:
+    """The rows whose line the engine's hits mark with ``bit``."""
+    marked = hits.filter((pl.col("bits") & bit) != 0).select("line")
+    return rows.join(marked, on="line", how="semi", maintain_order="left")
+
+
+def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = (),
+              hits: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(surviving rows, partial dense summaries) of ``df`` (with ``row``): dense rows are summarised and
-    reach the parsers only where a pattern watching their family matches them (``parse.dense``)."""
+    reach the parsers only where a pattern watching their family matches them (``parse.dense``). With
+    ``hits`` (the compiled engine's: line, bits) the survivors are the lines it marked."""
+    if hits is not None:
+        rest, dense, partial = split(df, {}, by, keep_dense=True)
+        kept = _hit(rest, hits, ANY)
+        if dense.height:
+            fam_bit = pl.col("fam").replace_strict(list(FAMILIES), [1 << k for k in range(len(FAMILIES))],
+                                                   return_dtype=pl.UInt32)
+            wanted = dense.join(hits, on="line", how="inner", maintain_order="left").filter(
+                (pl.col("bits") & fam_bit) != 0).select(df.columns)
+            if wanted.height:
+                kept = pl.concat([kept, wanted]).sort("row")
+        return kept, partial
     if pattern.dense is None:  # a plan not built by ``combined_prefilter``: no dense family is summarised
         return survivors(df, pattern, matches), empty_partial({b: df.schema[b] for b in by})
     rest, wanted, partial = split(df, dict(pattern.watch), by)
@@ -171,10 +227,10 @@ def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = ()) -> tupl
 
 
 def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext,
-                hints: PathHints) -> tuple[list[dict], pl.DataFrame]:
-    """Event rows and partial dense summaries of one block of a file."""
+                hints: PathHints, hits: pl.DataFrame | None = None) -> tuple[list[dict], pl.DataFrame]:
+    """Event rows and partial dense summaries of one block of a file (``hits``: see ``kept_rows``)."""
     df = df.with_row_index("row")
-    kept, partial = kept_rows(df, pattern)
+    kept, partial = kept_rows(df, pattern, hits=hits)
     return parse_survivors(df, kept, rule_pattern, ctx, hints), partial
 
 
@@ -303,9 +359,9 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Pat
     """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
     if not survivors.height:
         return []
-    hints = with_file_facts(hints, df["raw"].head(SAMPLE).to_list())
+    hints = with_file_facts(hints, df["raw"])
     lines = survivor_lines(survivors, ctx.path, hints, frame=df)
-    ctx._following = _follower(df, ctx.path, hints)
+    ctx._following = follower(df, ctx.path, hints)
     return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
 
 

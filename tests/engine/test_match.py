@@ -163,7 +163,7 @@ def test_rules_in_groups_select_what_each_selects_alone():
 def test_packaged_rules_select_the_same_in_groups_on_a_real_job():
     from nccllens.analysis import Options, load_rules
     from nccllens.engine.match import _selections
-    from nccllens.pipeline import extract
+    from nccllens.extract import extract
 
     rules = load_rules(Options())
     fixtures = Path(__file__).parents[2] / "fixtures"

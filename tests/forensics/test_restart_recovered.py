@@ -33,7 +33,7 @@ def test_restart_that_fails_again_keeps_the_first_cause():
 
 
 def test_bare_training_finished_line_is_a_finish_marker():
-    from nccllens.pipeline import events_from_text
+    from nccllens.extract import events_from_text
 
     # the job script's last line in the run above (torchrun --tee prefix)
     ev = events_from_text("[default0]:rank 0: training finished\n")

@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from nccllens.extract import extract
 from nccllens.ingest import streams
-from nccllens.pipeline import extract
 
 # real: shared/reference/samples/torch2.13_cpu_logs/torchrun_worker_exception_with_record.log
 GOOD = b"[rank1]: Traceback (most recent call last):\n[rank1]:   File \"/workspace/job/crash.py\", line 10, in main\n" \

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from nccllens import data_bounds, parquet_bounds, structured
-from nccllens.pipeline import events_from_text
+from nccllens.extract import events_from_text
 from tests.hostile.planted import analyze_planted, inputs_of
 
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nccllens.events import COLUMNS
+from nccllens.extract import events_from_text
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
-from nccllens.pipeline import events_from_text
 
 EXAMPLES = int(os.environ.get("NCCLLENS_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 1000,
@@ -66,8 +66,8 @@ def test_the_whole_pipeline_survives_anything(text):
 @FUZZ
 @given(st.binary(max_size=4096))
 def test_the_whole_pipeline_survives_any_bytes(data):
+    from nccllens.extract import combined_prefilter, extract_source
     from nccllens.ingest.sources import Source
-    from nccllens.pipeline import combined_prefilter, extract_source
 
     events, info = extract_source(Source("node-b/dmesg.txt", lambda: iter([data]), len(data)), combined_prefilter())
     assert info.events == events.height

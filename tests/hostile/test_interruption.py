@@ -17,7 +17,8 @@ from nccllens.interrupts import atomic_output
 ROOT = Path(__file__).resolve().parents[2]
 POOL = """
 import sys, time
-from nccllens import interrupts, workers
+from nccllens import interrupts
+from nccllens.extract import workers
 interrupts.install()
 pool = workers._pool(2, "fork")
 pool.submit(time.sleep, 0).result()

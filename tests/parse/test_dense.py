@@ -11,8 +11,9 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analysis import Options, load_rules
+from nccllens.extract import combined_prefilter, extract_source_tables
 from nccllens.ingest.sources import Source
-from nccllens.pipeline import combined_prefilter, extract_source_tables, pattern_groups
+from nccllens.regex_groups import pattern_groups
 
 PRE = "gpu-node-001:40000:{tid} [0] NCCL INFO "
 
@@ -78,7 +79,7 @@ def test_progress_shapes_and_their_last_step():
 
 
 def test_small_files_in_a_batch_get_their_own_rows(tmp_path):
-    from nccllens.pipeline import extract_tables
+    from nccllens.extract import extract_tables
 
     for rank in range(3):
         lines = [_coll(i).replace("40000", str(40000 + rank)) for i in range(1, 50 - rank)]

@@ -198,7 +198,7 @@ def test_old_format_root_cause():
 def test_failure_row_flattened_by_a_paste_keeps_rank_exit_and_pid():
     # source: https://github.com/ZhehengJiangLancaster/AMVUR/issues/2 (the web page joined the table's rows
     # and Markdown ate the underscores)
-    from nccllens.pipeline import events_from_text
+    from nccllens.extract import events_from_text
 
     ev = events_from_text("rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\n")
     row = ev.filter(ev["kind"] == "torchrun.worker_failed").row(0, named=True)

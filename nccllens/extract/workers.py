@@ -50,9 +50,12 @@ def worker_init(parent: int | None = None) -> None:
 
 
 def _warm_up() -> None:
-    from nccllens.parallel import warm_up
+    """Submitted as soon as the pool starts: the workers import the extraction modules while the main
+    process is still building the plan (the parsers compile their regexes as they load)."""
+    import nccllens.extract.jobs  # noqa: F401 - imported for its cost, now rather than at the first job
+    from nccllens.parse import load_families
 
-    warm_up()
+    load_families()
 
 
 def enough(total: int, files: int) -> bool:

@@ -11,6 +11,8 @@ import polars as pl
 
 from nccllens import events as ev
 from nccllens import summaries as sm
+from nccllens.extract.engine import frame_hits
+from nccllens.extract.source import extract_source_tables, file_end_event
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
@@ -19,6 +21,16 @@ from nccllens.parse.dense_rows import describe
 from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
+from nccllens.parse.prefixes import SAMPLE
+from nccllens.parse.survivors import (
+    fill_path_hints,
+    follower,
+    kept_rows,
+    line_masks,
+    parse_lines,
+    survivor_lines,
+    with_file_facts,
+)
 from nccllens.prefilter import Plan
 from nccllens.report.model import InputFile
 
@@ -44,18 +56,6 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     """Extract a batch of small plain files; anything unusual goes through ``extract_source_tables``.
     Each file's result is (events, inventory entry, summaries); the batch's events and summaries are all
     in its first file's result."""
-    from nccllens.parse.prefixes import SAMPLE
-    from nccllens.parse.survivors import fill_path_hints, with_file_facts
-    from nccllens.pipeline import (
-        _follower,
-        extract_source_tables,
-        file_end_event,
-        kept_rows,
-        line_masks,
-        parse_lines,
-        survivor_lines,
-    )
-
     results: list[tuple[pl.DataFrame, InputFile, pl.DataFrame] | None] = [None] * len(sources)
     batch: list[tuple[int, bytes, InputFile]] = []
     hints_of: dict[int, PathHints] = {}
@@ -75,7 +75,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
     if batch:
         # plain UTF-8 files (the usual case) go straight to the coarse pass; otherwise clean them first
         cand = None if pattern.unfiltered else candidate_lines_many([d for _, d, _ in batch], 1, pattern.keys,
-                                                                    ReadStats(), pattern.dense)
+                                                                    ReadStats(), pattern.dense, pattern.engine)
         if cand is None:
             batch = [(i, _clean(data, info), info) for i, data, info in batch]
         else:  # the candidates hold all that is needed of the files: let their text go
@@ -93,7 +93,9 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
         owner = (start_s.search_sorted(big["line"], side="right") - 1).alias("owner")
-        kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",))
+        hits = cand.hits if cand is not None else (
+            frame_hits(pattern.engine, big) if pattern.engine is not None else None)
+        kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",), hits)
         by_owner = kept.partition_by("owner", as_dict=True, include_key=False)
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
@@ -101,7 +103,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             hints = hints_of[i]
             if mine is not None:  # what the file's own lines say of all of them (leading segments, prompts)
                 hints = with_file_facts(hints, big["raw"].slice(row_starts[k], min(
-                    SAMPLE, row_starts[k + 1] - row_starts[k])).to_list())
+                    SAMPLE, row_starts[k + 1] - row_starts[k])))
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1, big,
                                    row_starts[k + 1], row_starts[k]) if mine is not None else []
             per_file.append((k, lines, hints))
@@ -117,7 +119,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 offset += len(lines)
                 ctx = FileContext(path=sources[i].path, host=hints.host, rank=hints.rank,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
-                ctx._following = _follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
+                ctx._following = follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
                 rows.extend(parse_lines(lines, file_masks, ctx))
                 if ctx.cut_for_matching:
                     info.notes.append(cut_note(ctx.cut_for_matching))

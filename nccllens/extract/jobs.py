@@ -1,34 +1,23 @@
-"""Spreading extraction over worker processes: jobs of files, progress, worker count."""
+"""Jobs: files grouped for the worker processes, each job run in a worker, their outputs collected in order."""
 
 from __future__ import annotations
 
 import polars as pl
 
 from nccllens import events as ev
-from nccllens.ingest.sources import Source
+from nccllens import summaries as sm
+from nccllens.extract.batch import SMALL, extract_small
+from nccllens.extract.source import extract_source_tables, year_for
+from nccllens.ingest.sources import Source, reopen
+from nccllens.prefilter import learn_literals
 from nccllens.report.model import InputFile
 
 MERGE_EVERY = 64  # job tables merged into one every so often
 
 
-def warm_up() -> None:
-    """Submitted as soon as the pool starts: the workers import the extraction modules while the main
-    process is still building the prefilter plan (the parsers compile their regexes as they load)."""
-    import nccllens.pipeline_batch  # noqa: F401
-    from nccllens.parse import load_families
-
-    load_families()
-
-
-def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile], pl.DataFrame]:
+def run_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile], pl.DataFrame]:
     """Worker entry point: a batch of files on disk (picklable arguments only) → one event table for the
     batch, what was read of each file, and the batch's summary table."""
-    from nccllens import summaries as sm
-    from nccllens.ingest.sources import reopen
-    from nccllens.pipeline import _year_for, extract_source_tables
-    from nccllens.pipeline_batch import extract_small
-    from nccllens.prefilter import learn_literals
-
     files, pattern, rule_pattern, known = args
     if known:  # the patterns' literals, as the main process found them: no need to parse every pattern again
         learn_literals(known)
@@ -36,7 +25,7 @@ def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile], pl.DataFra
     if len(sources) == 1:
         results = [extract_source_tables(sources[0], pattern, rule_pattern)]
     else:
-        results = extract_small(sources, pattern, rule_pattern, _year_for)
+        results = extract_small(sources, pattern, rule_pattern, year_for)
     return (ev.sort(ev.concat(frame for frame, _, _ in results)), [info for _, info, _ in results],
             sm.concat(summary for _, _, summary in results))
 
@@ -44,10 +33,8 @@ def _extract_job(args: tuple) -> tuple[pl.DataFrame, list[InputFile], pl.DataFra
 BATCH_BYTES = 8 << 20  # a worker's memory follows its batch (16 MiB: ~180 MiB a worker on 4,096 ranks, 8: ~130)
 
 
-def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
+def jobs_of(sources: list[Source], indices: list[int]) -> list[list[int]]:
     """Group sources into jobs: each large file alone, small plain files in batches."""
-    from nccllens.pipeline_batch import SMALL
-
     jobs, batch, batch_bytes = [], [], 0
     for i in indices:
         s = sources[i]
@@ -65,7 +52,7 @@ def _jobs(sources: list[Source], indices: list[int]) -> list[list[int]]:
     return jobs
 
 
-def _reporting(outputs, jobs, sources, total: int,
+def collect(outputs, jobs, sources, total: int,
                progress) -> tuple[list[pl.DataFrame], dict, bool, list[pl.DataFrame]]:
     """Collect job outputs in order, telling ``progress(done_bytes, total_bytes)`` as they finish.
     Event tables are merged as they come (thousands of small frames cost more memory than their rows).

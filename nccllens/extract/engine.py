@@ -1,0 +1,139 @@
+"""The compiled engine: every family PREFILTER and rule pattern branch in one Hyperscan database.
+
+One block-mode scan per piece of text (``parse.pieces``: newline-aligned, ~32 KiB) reports, for every
+line, which branches match it (``superset``: never fewer lines than Python's engine, and the exact
+patterns run on the survivors' messages afterwards), and whether the piece holds a dense family's line
+(``parse.dense.KEY_REGEX``, reported once per piece). Only pieces with either are read as lines, and
+only lines a branch matched reach Python; the literal prefilter (``prefilter``, ``prefilter_keys``) is
+then not used at all.
+
+The engine is used when ``hyperscan`` imports and ``NCCLLENS_ENGINE`` is not ``fallback``; anything
+else (no wheel for the platform, a branch ``superset`` cannot rewrite) runs the plain path, which gives
+the same events (tests/engine/test_engine_paths.py compares them on every fixture).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from dataclasses import dataclass
+
+from nccllens.extract import db_cache
+from nccllens.extract.superset import superset
+from nccllens.parse.dense import FAMILIES, KEY_REGEX
+from nccllens.parse.dense_rows import branches, watching
+
+ANY = 1 << len(FAMILIES)  # a line any pattern wants (outside the dense families too)
+DENSE = -1  # the id of the dense gate's expression
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the database is compiled from (picklable: travels to the workers with the plan)."""
+    expressions: tuple[str, ...]  # rewritten branches (``superset``), Hyperscan syntax
+    bits: tuple[int, ...]  # per expression: ANY, and the bit of each dense family it watches
+    digest: str
+
+
+def wanted() -> bool:
+    """Is the engine to be used (importable, and not turned off by ``NCCLLENS_ENGINE=fallback``)?"""
+    if os.environ.get("NCCLLENS_ENGINE", "").strip().lower() == "fallback":
+        return False
+    return _importable()
+
+
+@functools.lru_cache(maxsize=1)
+def _importable() -> bool:
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def spec(patterns: list[str]) -> Spec | None:
+    """The database's expressions for these (unanchored) patterns; None when the engine is not wanted or
+    a branch has no safe rewrite."""
+    if not wanted():
+        return None
+    expressions, bits = [], []
+    for pattern in patterns:
+        for branch in branches(pattern):
+            rewritten = superset(branch)
+            if rewritten is None:
+                return None
+            expressions.append(rewritten)
+            bits.append(ANY | sum(1 << FAMILIES.index(f) for f in watching(branch)))
+    digest = hashlib.sha256("\0".join([KEY_REGEX, *expressions]).encode()).hexdigest()[:24]
+    return Spec(tuple(expressions), tuple(bits), digest)
+
+
+_DATABASES: dict[str, object] = {}  # per digest (hashing a Spec would hash all its expressions at every scan)
+
+
+def database(s: Spec):
+    """The compiled database of ``s`` (kept in the cache folder between runs, see ``db_cache``)."""
+    db = _DATABASES.get(s.digest)
+    if db is None:
+        db = _DATABASES[s.digest] = _load_or_compile(s)
+    return db
+
+
+def _load_or_compile(s: Spec):
+    import hyperscan as hs
+
+    found = db_cache.load(s.digest)
+    if found is not None:
+        return found
+    flags = hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+    db = hs.Database(mode=hs.HS_MODE_BLOCK)
+    db.compile(expressions=[e.encode() for e in (*s.expressions, KEY_REGEX)],
+               ids=[*range(len(s.expressions)), len(s.expressions)],
+               flags=[flags] * len(s.expressions) + [hs.HS_FLAG_MULTILINE | hs.HS_FLAG_SINGLEMATCH])
+    db_cache.save(s.digest, db)
+    return db
+
+
+def scan(s: Spec, data: bytes) -> tuple[list[tuple[int, int]], bool]:
+    """(end offset, bits) of every branch match in ``data`` (valid UTF-8, whole lines), and whether it
+    holds a dense family's line."""
+    db = database(s)
+    dense_id, bits = len(s.expressions), s.bits
+    found: list[tuple[int, int]] = []
+    dense = [False]
+
+    def on_match(ident: int, start: int, end: int, flags: int, context) -> None:
+        if ident == dense_id:
+            dense[0] = True
+        else:
+            found.append((end, bits[ident]))
+
+    db.scan(data, match_event_handler=on_match)
+    return found, dense[0]
+
+
+def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> dict[int, int]:
+    """Per line number (``data``'s first line is ``first_line``), the bits of the branches matching it."""
+    out: dict[int, int] = {}
+    line, pos = first_line, 0
+    for end, b in sorted(found):
+        # a match ends after its last character: that character's line is the match's
+        at = max(end - 1, 0)
+        line += data.count(b"\n", pos, at)
+        pos = at
+        out[line] = out.get(line, 0) | b
+    return out
+
+
+def frame_hits(s: Spec, df):
+    """``scan`` over the lines of a frame (columns ``line``, ``raw``: text that had to be cleaned first)
+    → its hit table (line, bits)."""
+    import polars as pl
+
+    raws = df["raw"].to_list()
+    data = "\n".join(raws).encode("utf-8") + b"\n"
+    found = line_bits(data, scan(s, data)[0], 0)
+    numbers = df["line"].to_list()
+    return pl.DataFrame({"line": [numbers[i] for i in found], "bits": list(found.values())},
+                        schema={"line": pl.UInt32, "bits": pl.UInt32})

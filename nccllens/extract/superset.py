@@ -1,0 +1,169 @@
+"""Python regex branches rewritten for Hyperscan, matching a superset of the lines Python matches.
+
+Hyperscan runs here in UTF-8 mode without Unicode properties (with them it refuses ``\\b`` and compiles
+~40 times slower), so its ``\\w``, ``\\d`` and ``\\s`` are ASCII where Python's are Unicode. Every
+rewrite below only ever widens what a branch matches: a line Python's engine matches is always found,
+and the few extra lines are dropped when the exact patterns run on the survivors' messages (as the
+literal prefilter's extra candidates always were).
+
+- ``\\b``, ``\\B`` and lookarounds are dropped (an assertion removed can only add matches);
+- ``\\w``, ``\\d``, ``\\s`` also accept every non-ASCII character (and ``\\s`` the ASCII separators
+  Python counts as space); atomic groups and possessive repeats become plain ones;
+- ``{,n}`` is spelt ``{0,n}`` (Hyperscan would read it as literal text);
+- so that one line's match does not run into the next, ``\\s``, ``\\W``, ``\\D`` and negated classes
+  never match a newline (a line holds none, so Python could not have matched one there).
+
+A branch this cannot rewrite safely (back-references, ``(?x)``, ``\\A``/``\\Z``, a negated class of
+``\\W``/``\\S``/``\\D``) gives None: the engine then is not used for that set of patterns.
+"""
+
+from __future__ import annotations
+
+import re
+
+NON_ASCII = r"\x{80}-\x{10FFFF}"
+_OUTSIDE = {
+    "w": rf"[\w{NON_ASCII}]",
+    "d": rf"[\d{NON_ASCII}]",
+    "s": rf"[\t\x0b\x0c\r \x1c-\x1f{NON_ASCII}]",
+    "W": r"[^\w\n]",
+    "D": r"[^\d\n]",
+    "S": r"\S",
+}
+_IN_CLASS = {  # the same sets as class items (never a newline)
+    "w": rf"\w{NON_ASCII}",
+    "d": rf"\d{NON_ASCII}",
+    "s": rf"\t\x0b\x0c\r \x1c-\x1f{NON_ASCII}",
+    "W": r"\x00-\x09\x0b-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x{10FFFF}",
+    "D": r"\x00-\x09\x0b-\x2f\x3a-\x{10FFFF}",
+    "S": r"\x00-\x08\x0e-\x1b\x21-\x{10FFFF}",
+}
+_UNSAFE = set("AZzG") | set("123456789")  # buffer anchors, back-references
+_LOOK = ("(?=", "(?!", "(?<=", "(?<!")
+_FLAGS = re.compile(r"\(\?([a-zA-Z]+)(\)|:)")
+
+
+class Unsafe(ValueError):
+    pass
+
+
+def _class(pattern: str, i: int) -> tuple[str, int]:
+    """The class starting at ``pattern[i] == '['`` rewritten, and the index after it."""
+    j = i + 1
+    negated = pattern[j:j + 1] == "^"
+    j += negated
+    items: list[str] = []
+    first = True
+    while j < len(pattern):
+        ch = pattern[j]
+        if ch == "]" and not first:
+            break
+        first = False
+        if ch == "\\":
+            esc = pattern[j + 1:j + 2]
+            if esc in _IN_CLASS:
+                if negated and esc in "WSD":
+                    raise Unsafe("negated class of a negated set")
+                items.append(pattern[j:j + 2] if negated else _IN_CLASS[esc])
+            elif esc == "b":
+                items.append(r"\x08")
+            else:
+                items.append(pattern[j:j + 2])
+            j += 2
+            continue
+        if ch == "[" and pattern[j + 1:j + 2] in (":", "=", "."):
+            raise Unsafe("POSIX class syntax")
+        items.append("\\[" if ch == "[" else ch)
+        j += 1
+    if j >= len(pattern):
+        raise Unsafe("unterminated class")
+    body = "".join(items)
+    return (f"[^{body}\\n]" if negated else f"[{body}]"), j + 1
+
+
+def _group_end(pattern: str, i: int) -> int:
+    """Index after the group opened at ``pattern[i] == '('``."""
+    depth, j = 0, i
+    while j < len(pattern):
+        ch = pattern[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == "[":
+            j = _class(pattern, j)[1]
+            continue
+        depth += (ch == "(") - (ch == ")")
+        j += 1
+        if depth == 0:
+            return j
+    raise Unsafe("unbalanced group")
+
+
+def rewrite(pattern: str) -> str:
+    """``pattern`` (Python syntax, one branch or a whole pattern) for Hyperscan; raises ``Unsafe``."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            esc = pattern[i + 1:i + 2]
+            if esc in _UNSAFE or esc in ("N", "g", "k", "P"):
+                raise Unsafe(f"\\{esc}")
+            if esc in ("b", "B"):
+                pass
+            elif esc in _OUTSIDE:
+                out.append(_OUTSIDE[esc])
+            else:
+                out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if ch == "[":
+            text, i = _class(pattern, i)
+            out.append(text)
+            continue
+        if ch == "(":
+            if pattern.startswith(_LOOK, i):
+                i = _group_end(pattern, i)  # an assertion dropped: matches more, never fewer
+                continue
+            if pattern.startswith("(?>", i):
+                out.append("(?:")
+                i += 3
+                continue
+            if pattern.startswith("(?P=", i) or pattern.startswith("(?(", i) or pattern.startswith("(?#", i):
+                raise Unsafe("group reference or conditional")
+            m = _FLAGS.match(pattern, i)
+            if m:
+                flags = m[1]
+                if set(flags) - set("imsu"):
+                    raise Unsafe(f"flags {flags}")
+                flags = flags.replace("s", "").replace("u", "")  # no newline within a line; UTF-8 always
+                out.append(f"(?{flags}{m[2]}" if flags else ("(?:" if m[2] == ":" else ""))
+                i = m.end()
+                continue
+        if ch == "{" and pattern[i + 1:i + 2] == ",":
+            out.append("{0")
+            i += 1
+            continue
+        if ch in "*+?}" and pattern[i + 1:i + 2] == "+" and i + 1 < n:
+            out.append(ch)  # possessive: the same matches exist without it
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _caseless_non_ascii(pattern: str) -> bool:
+    """Case-insensitive with a non-ASCII cased letter: Hyperscan folds ASCII only without Unicode properties."""
+    return "(?" in pattern and any(not c.isascii() and c.lower() != c.upper() for c in pattern) and bool(
+        re.search(r"\(\?[a-z]*i", pattern))
+
+
+def superset(pattern: str) -> str | None:
+    """``rewrite`` or None."""
+    if _caseless_non_ascii(pattern):
+        return None
+    try:
+        return rewrite(pattern)
+    except (Unsafe, IndexError):
+        return None

@@ -1,0 +1,32 @@
+"""The compiled database is kept between runs; a damaged or foreign entry is ignored (and rebuilt)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nccllens.extract import db_cache, engine
+
+pytestmark = pytest.mark.skipif(not engine.wanted(), reason="hyperscan is not importable here")
+
+
+def _hits(db, data: bytes) -> list[int]:
+    found: list[int] = []
+    db.scan(data, match_event_handler=lambda ident, *_: found.append(ident))
+    return found
+
+
+def test_a_kept_database_scans_and_a_damaged_one_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("NCCLLENS_CACHE_DIR", str(tmp_path))
+    spec = engine.spec(["NVRM: Xid"])
+    db = engine.database(spec)
+    db_cache.save(spec.digest, db)
+    (entry,) = tmp_path.glob("hsdb-*.bin")
+    loaded = db_cache.load(spec.digest)
+    line = b"[Thu Nov 20 10:00:01 2025] NVRM: Xid (PCI:0000:5b:00): 79, pid=1234, GPU has fallen off the bus.\n"
+    assert loaded is not None and _hits(loaded, line)
+    data = bytearray(entry.read_bytes())
+    data[-10] ^= 0xFF  # one byte of the database changed: its signature no longer holds
+    entry.write_bytes(bytes(data))
+    assert db_cache.load(spec.digest) is None
+    entry.write_bytes(b"not a database")
+    assert db_cache.load(spec.digest) is None

@@ -1,0 +1,70 @@
+"""The engine never misses a line: every branch, rewritten for Hyperscan, matches whatever Python's
+engine matches (real lines from the fixtures and reference logs, and text built around them)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nccllens.extract import engine
+from nccllens.extract.superset import superset
+
+pytestmark = pytest.mark.skipif(not engine.wanted(), reason="hyperscan is not importable here")
+
+# real lines (fixtures/, shared/reference) with non-ASCII text a Unicode \w, \d or \s matches
+REAL = [
+    "gpu-node-063:43556:43556 [4] NCCL INFO Channel 00/0 : 508[4] -> 509[5] via P2P/IPC/read",
+    "[Thu Nov 20 10:00:01 2025] NVRM: Xid (PCI:0000:5b:00): 79, pid=1234, GPU has fallen off the bus.",
+    "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0 (pid: 7) of binary",
+    "Epoch 3 step 100: Loss = NaN",
+    "Training completed successfully",
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "torch.OutOfMemoryError: CUDA out of memory.",
+]
+
+
+def _branches():
+    from nccllens.analysis import Options, load_rules
+    from nccllens.parse import load_families
+    from nccllens.parse.dense_rows import branches
+
+    pats = [f.prefilter for f in load_families()] + [r.match.pattern for r in load_rules(Options()) if r.match.pattern]
+    return [b for p in pats for b in branches(p)]
+
+
+def test_every_packaged_branch_has_a_rewrite():
+    assert all(superset(b) is not None for b in _branches())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(REAL) | st.text(alphabet="aé٣ \u00a0:=/()[]-_.0123456789xyzNCL", max_size=50),
+                min_size=1, max_size=6))
+def test_a_line_python_matches_the_rewrite_matches(parts):
+    line = "".join(parts)
+    for branch in _BRANCHES:
+        if re.search(branch, line):
+            assert _found(_database(superset(branch)), line.encode()), (branch, line)
+
+
+def _found(db, data: bytes) -> bool:
+    hits: list[int] = []
+    db.scan(data, match_event_handler=lambda ident, *_: hits.append(ident))
+    return bool(hits)
+
+
+_BRANCHES = _branches() if engine.wanted() else []
+_DBS: dict[str, object] = {}
+
+
+def _database(expression: str):
+    import hyperscan as hs
+
+    if expression not in _DBS:
+        db = hs.Database(mode=hs.HS_MODE_BLOCK)
+        db.compile(expressions=[expression.encode()],
+                   flags=[hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY])
+        _DBS[expression] = db
+    return _DBS[expression]
