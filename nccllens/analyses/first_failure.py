@@ -43,6 +43,21 @@ def first_failure(events: pl.DataFrame, lang: str) -> list[Finding]:
     category = by_kind.get(first["kind"]) or by_kind.get((first["family"] or "").split(".")[0])
     return [make_finding("AN-FIRST-FAILURE", lang, evidence, ranks=ranks, hosts=hosts, first_seen=first["ts"],
                          category=category,
-                         kind=first["kind"], where=first["host"] or "?", rank=first["rank"], certain=certain,
-                         notes=PerLang({lg: ("；" if lg == "zh" else "; ").join(n) if n else "-"
+                         what=_what(first), where=_where(first), certain=certain,
+                         notes=PerLang({lg: ("；" if lg == "zh" else "; ").join(n) if n else ("无" if lg == "zh" else "none")
                                         for lg, n in notes.items()}))]
+
+
+def _what(row: dict) -> str:
+    """The error as its line says it (shortened), not the event kind."""
+    text = " ".join(str(row.get("message") or row.get("raw") or "").split())
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def _where(row: dict) -> PerLang:
+    host, rank, file = row.get("host"), row.get("rank"), str(row.get("file") or "")
+    en = ", ".join(x for x in (host, f"rank {rank}" if rank is not None else None) if x)
+    zh = en
+    if not en:
+        en, zh = f"the node that wrote {file}", f"写出 {file} 的节点"
+    return PerLang(en=en, zh=zh)
