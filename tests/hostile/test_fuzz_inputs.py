@@ -4,19 +4,26 @@ and flight-recorder dumps. Every example must end without an exception and still
 
 CI runs a few derandomized examples; a longer run (docs/robustness.md):
 ``NCCLLENS_FUZZ_EXAMPLES=2000 python -m pytest tests/hostile/test_fuzz_inputs.py -q``.
+Each example is bounded in time (``NCCLLENS_FUZZ_SECONDS``, default 120: a hang ends the process with every
+thread's stack, a slow example fails) and memory (peak RSS of the process and its workers under 1 GiB).
+``NCCLLENS_FUZZ_LOG=<file>`` appends one line per example (seconds, peak RSS), so a long run that is
+stopped still says how far it got.
 """
 
 from __future__ import annotations
 
 import bz2
+import faulthandler
 import gzip
 import io
 import json
 import lzma
 import os
 import pickle
+import resource
 import tarfile
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -28,6 +35,9 @@ from nccllens.report import render
 from tests.hostile.planted import OOM
 
 EXAMPLES = int(os.environ.get("NCCLLENS_FUZZ_EXAMPLES", "6"))
+SECONDS = float(os.environ.get("NCCLLENS_FUZZ_SECONDS", "120"))  # a hang check on a loaded machine, not a speed test
+PEAK_KB = 1 << 20  # 1 GiB: issue 19's bound for any input
+LOG = os.environ.get("NCCLLENS_FUZZ_LOG")
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 1000, database=None,
                 suppress_health_check=list(HealthCheck))
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,11 +124,23 @@ def hostile(draw) -> tuple[str, bytes]:
 @given(hostile())
 def test_no_hostile_input_stops_the_run_or_hides_the_planted_oom(case):
     name, data = case
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "rank3.log").write_bytes(OOM)
-        (Path(tmp) / name).write_bytes(data)
-        report = nccllens.analyze([tmp])
-        assert any(f.category == "gpu_oom" and 3 in f.ranks for f in report.findings), \
-            [(f.rule, f.ranks) for f in report.findings]
-        for fmt in ("text", "json", "md", "html"):
-            assert render(report, fmt)
+    start = time.monotonic()
+    faulthandler.dump_traceback_later(SECONDS * 2, exit=True)  # a hang ends the run, with its stacks
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "rank3.log").write_bytes(OOM)
+            (Path(tmp) / name).write_bytes(data)
+            report = nccllens.analyze([tmp])
+            assert any(f.category == "gpu_oom" and 3 in f.ranks for f in report.findings), \
+                [(f.rule, f.ranks) for f in report.findings]
+            for fmt in ("text", "json", "md", "html"):
+                assert render(report, fmt)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    seconds = time.monotonic() - start
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    if LOG:
+        with open(LOG, "a") as out:
+            out.write(f"{seconds:.2f} s {peak} KB {name} {len(data)} B\n")
+    assert seconds < SECONDS, f"{name}: {seconds:.0f} s"
+    assert peak < PEAK_KB, f"{name}: peak RSS {peak} KB"
