@@ -9,9 +9,10 @@ Two steps, both per file in the extraction workers and vectorised:
   the first and the last copies of the cycle reach the parsers; every copy dropped between them is
   counted on the line it repeats. Lines compare equal when they differ only in their timestamps. The
   parsers see the same text with fewer middle repetitions, so a record (a traceback) is never cut.
-- ``collapse`` (after parsing, on one file's events): events equal in every field but their line, time
-  and raw text (and in their message but for timestamps and hex addresses) become one, the first
-  occurrence, with ``count``, ``last_line`` and ``last_ts``. Ranks, hosts, result codes, Xids, signals,
+- ``collapse`` (after parsing, on one file's events): events printed by the same line repeated (their raw
+  line and message equal but for timestamps and pointers) and equal in every other field but their line
+  and time become one, the first occurrence, with ``count``, ``last_line`` and ``last_ts``. The same fact
+  printed in another form (a worker's traceback and the launcher's failure table quoting it) stays apart. Ranks, hosts, result codes, Xids, signals,
   sequence numbers and every other number of a message stay part of what makes events distinct.
 """
 
@@ -26,6 +27,7 @@ TIME = (r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d
 ADDRESS = r"\b0x[0-9a-fA-F]{12,}\b"  # a pointer; communicator ids and bus ids are columns of their own
 # an event's identity: everything but where and when it was printed (``line``, ``ts``, ``raw``) and the count
 NOT_KEY = ("line", "raw", "ts", "ts_kind", "ts_rel", "message", "count", "last_line", "last_ts")
+MASKED = ("raw", "message")  # compared with timestamps and pointers masked
 
 
 def thin(kept: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, int]]:
@@ -96,10 +98,12 @@ def collapse(events: pl.DataFrame) -> pl.DataFrame:
     if events.height < 2:
         return events
     keys = [c for c in events.columns if c not in NOT_KEY]
-    frame = events.sort("line", "kind", maintain_order=True).with_columns(_key(pl.col("message")).alias("_m"))
+    masked = [f"_{c}" for c in MASKED]
+    frame = events.sort("line", "kind", maintain_order=True).with_columns(
+        _key(pl.col(c)).alias(f"_{c}") for c in MASKED)
     lines = pl.col("count").fill_null(1).cast(pl.Int64)
-    grouped = frame.group_by([*keys, "_m"], maintain_order=True)
-    if frame.select(pl.struct([*keys, "_m"]).n_unique()).item() == frame.height:
+    grouped = frame.group_by([*keys, *masked], maintain_order=True)
+    if frame.select(pl.struct([*keys, *masked]).n_unique()).item() == frame.height:
         return events  # nothing repeats
     out = grouped.agg(
         pl.all().exclude("count", "last_line", "last_ts", "ts", "ts_kind", "ts_rel").first(),
