@@ -30,24 +30,25 @@ NOT_KEY = ("line", "raw", "ts", "ts_kind", "ts_rel", "message", "count", "last_l
 MASKED = ("raw", "message")  # compared with timestamps and pointers masked
 
 
-def thin(kept: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, int]]:
+def thin(kept: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, tuple[int, int]]]:
     """``kept`` (surviving rows of one block, in order: ``row``, ``line``, ``raw``) without the middle
-    copies of repeated cycles, and for each line kept, how many dropped lines repeat it."""
+    copies of repeated cycles, and for each line kept, how many dropped lines repeat it and the last."""
     if kept.height < 3:
         return kept, {}
     frame = kept.with_columns(pl.col("raw").str.replace_all(TIME, "\x00").hash().alias("_h"),
-                              pl.lit(0, pl.UInt64).alias("_w"))
+                              pl.lit(0, pl.UInt64).alias("_w"), pl.col("line").alias("_last"))
     if frame["_h"].n_unique() == frame.height:  # nothing repeats: the usual case
         return kept, {}
     for period in range(1, MAX_PERIOD + 1):
         if frame.height < 3 * period:
             break
         frame = _drop_middle_cycles(frame, period)
-    weights = frame.filter(pl.col("_w") > 0).select("line", "_w")
-    out: dict[int, int] = {}
-    for line, w in weights.iter_rows():
-        out[line] = out.get(line, 0) + w
-    return frame.drop("_h", "_w"), out
+    weights = frame.filter(pl.col("_w") > 0).select("line", "_w", "_last")
+    out: dict[int, tuple[int, int]] = {}
+    for line, w, last in weights.iter_rows():
+        had = out.get(line, (0, line))
+        out[line] = (had[0] + w, max(had[1], last))
+    return frame.drop("_h", "_w", "_last"), out
 
 
 def _drop_middle_cycles(frame: pl.DataFrame, p: int) -> pl.DataFrame:
@@ -66,18 +67,20 @@ def _drop_middle_cycles(frame: pl.DataFrame, p: int) -> pl.DataFrame:
     dropped = f.filter(pl.col("_drop"))
     if not dropped.height:
         return frame
-    add = dropped.group_by("_rep").agg((pl.col("_w") + 1).sum().alias("_add"))
+    add = dropped.group_by("_rep").agg((pl.col("_w") + 1).sum().alias("_add"), pl.col("_last").max().alias("_to"))
     f = f.filter(~pl.col("_drop")).join(add, left_on="_i", right_on="_rep", how="left", maintain_order="left")
-    return f.with_columns(pl.col("_w") + pl.col("_add").fill_null(0)).select(frame.columns)
+    return f.with_columns(pl.col("_w") + pl.col("_add").fill_null(0),
+                          pl.max_horizontal("_last", "_to").alias("_last")).select(frame.columns)
 
 
-def weigh(rows: list[dict], weights: dict[int, int]) -> list[dict]:
-    """Count on each event the dropped lines that repeat its line (``thin``)."""
+def weigh(rows: list[dict], weights: dict[int, tuple[int, int]]) -> list[dict]:
+    """Count on each event the dropped lines that repeat its line, and the last of them (``thin``)."""
     if weights:
         for r in rows:
-            w = weights.get(r.get("line"))
-            if w:
-                r["count"] = (r.get("count") or 1) + w
+            got = weights.get(r.get("line"))
+            if got:
+                r["count"] = (r.get("count") or 1) + got[0]
+                r["last_line"] = max(r.get("last_line") or 0, got[1])
     return rows
 
 
@@ -86,6 +89,16 @@ def lines_of(events: pl.DataFrame) -> int:
     if "count" not in events.columns:
         return events.height
     return int(events["count"].fill_null(1).sum())
+
+
+def latest() -> pl.Expr:
+    """The latest time of the events (a repeated event's last repetition included), for ``agg``."""
+    return pl.max_horizontal("ts", "last_ts").max().alias("ts")
+
+
+def last_line() -> pl.Expr:
+    """The line of an event's last repetition (its own line when it was not repeated)."""
+    return pl.coalesce("last_line", "line")
 
 
 def _key(message: pl.Expr) -> pl.Expr:
@@ -106,9 +119,7 @@ def collapse(events: pl.DataFrame) -> pl.DataFrame:
     if frame.select(pl.struct([*keys, *masked]).n_unique()).item() == frame.height:
         return events  # nothing repeats
     out = grouped.agg(
-        pl.all().exclude("count", "last_line", "last_ts", "ts", "ts_kind", "ts_rel").first(),
-        pl.col("ts").drop_nulls().first(),  # the first time an occurrence states
-        pl.col("ts_kind", "ts_rel").sort_by(pl.col("ts").is_null(), maintain_order=True).first(),
+        pl.all().exclude("count", "last_line", "last_ts").first(),  # the first occurrence, its own time
         pl.len().alias("_n"),
         pl.col("count", "last_line", "last_ts").first().name.suffix("_1"),
         lines.sum().alias("_count"),
