@@ -56,15 +56,18 @@ def mutated(draw) -> bytes:
         if not data:
             break
         at = draw(st.integers(0, len(data) - 1))
-        how = draw(st.sampled_from(["flip", "cut", "insert", "dup"]))
+        how = draw(st.sampled_from(["flip", "cut", "insert", "dup", "spam"]))
         if how == "flip":
             data[at] ^= 1 << draw(st.integers(0, 7))
         elif how == "cut":
             del data[at:at + draw(st.integers(1, 4096))]
         elif how == "insert":
             data[at:at] = draw(st.sampled_from(EXTREMES))
-        else:
+        elif how == "dup":
             data[at:at] = data[at:at + draw(st.integers(1, 2048))] * draw(st.integers(1, 50))
+        else:  # a job printing the same line(s) again and again (issue 19: repeats are counted)
+            spam = b"\n".join(draw(st.lists(st.sampled_from(LINES), min_size=1, max_size=4))) + b"\n"
+            data[at:at] = spam * draw(st.integers(2, 3000))
     return bytes(data)
 
 
@@ -79,6 +82,20 @@ dumps = st.one_of(
     st.builds(lambda n: json.dumps({"version": "2.4", "entries": [{"seq_id": n, "time_created_ns": n}]}).encode(),
               st.integers(-(2**70), 2**70)),
 )
+
+
+def _zstd(data: bytes) -> bytes | None:
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+
+        return zstd.compress(data)
+    except ImportError:
+        pass
+    try:
+        import zstandard  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return zstandard.ZstdCompressor().compress(data)
 
 
 def _archive(kind: str, name: str, data: bytes, inner: bytes | None) -> bytes:
@@ -103,7 +120,7 @@ def _archive(kind: str, name: str, data: bytes, inner: bytes | None) -> bytes:
 def hostile(draw) -> tuple[str, bytes]:
     data = draw(st.one_of(mutated(), spliced, dumps))
     name = draw(st.sampled_from(["node1.log", "fr_trace_rank_0", "error.json", "dmesg-node2.txt", "x.json"]))
-    wrap = draw(st.sampled_from(["none", "gz", "bz2", "xz", "zip", "tgz", "nested", "cut-gz"]))
+    wrap = draw(st.sampled_from(["none", "gz", "bz2", "xz", "zip", "tgz", "nested", "cut-gz", "zst"]))
     if wrap == "gz":
         return name + ".gz", gzip.compress(data)
     if wrap == "cut-gz":
@@ -113,6 +130,9 @@ def hostile(draw) -> tuple[str, bytes]:
         return name + ".bz2", bz2.compress(data)
     if wrap == "xz":
         return name + ".xz", lzma.compress(data)
+    if wrap == "zst":  # read, or skipped with its reason, depending on the Python and packages
+        packed = _zstd(data)
+        return (name + ".zst", packed) if packed is not None else (name, data)
     if wrap in ("zip", "tgz"):
         return f"bundle.{wrap}", _archive(wrap, name, data, None)
     if wrap == "nested":
