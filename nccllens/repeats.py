@@ -5,13 +5,13 @@ summaries do (docs/events.md, schema version 3).
 Two steps, both per file in the extraction workers and vectorised:
 
 - ``thin`` (before parsing, on one block's surviving lines): where the surviving lines repeat a cycle of
-  1 to ``MAX_PERIOD`` lines (one line spammed, or a few lines printed together again and again), only
+  1 to ``MAX_PERIOD`` lines ``MIN_REPEATS`` times or more (one line spammed, or a few lines printed together again and again), only
   the first and the last copies of the cycle reach the parsers; every copy dropped between them is
   counted on the line it repeats. Lines compare equal when they differ only in their timestamps. The
   parsers see the same text with fewer middle repetitions, so a record (a traceback) is never cut.
 - ``collapse`` (after parsing, on one file's events): events printed by the same line repeated (their raw
   line and message equal but for timestamps and pointers) and equal in every other field but their line
-  and time become one, the first occurrence, with ``count``, ``last_line`` and ``last_ts``. The same fact
+  and time become one when they stand for ``MIN_REPEATS`` lines or more: the first occurrence, with ``count``, ``last_line`` and ``last_ts``. The same fact
   printed in another form (a worker's traceback and the launcher's failure table quoting it) stays apart. Ranks, hosts, result codes, Xids, signals,
   sequence numbers and every other number of a message stay part of what makes events distinct.
 """
@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import polars as pl
 
+# a line printed a few times is a few facts worth showing each (two processes claiming one rank, a retry);
+# from this many copies on it is a repetition: counted, not stored
+MIN_REPEATS = 16
 MAX_PERIOD = 8  # lines in a repeated cycle (e.g. the 8 ranks of a node printing the same warning in turn)
 # what differs between copies of one repeated line without being a fact about it: the time it was printed
 TIME = (r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
@@ -62,7 +65,7 @@ def _drop_middle_cycles(frame: pl.DataFrame, p: int) -> pl.DataFrame:
     start = pl.col("_i").min().over("_run", "_eq")
     length = pl.len().over("_run", "_eq")
     pos = pl.col("_i") - start
-    drop = pl.col("_eq") & (pos < (length // p - 1) * p)
+    drop = pl.col("_eq") & (pos < (length // p - 1) * p) & (length // p + 1 >= MIN_REPEATS)
     f = f.with_columns(drop.alias("_drop"), (start - p + pos % p).alias("_rep"))
     dropped = f.filter(pl.col("_drop"))
     if not dropped.height:
@@ -115,9 +118,15 @@ def collapse(events: pl.DataFrame) -> pl.DataFrame:
     frame = events.sort("line", "kind", maintain_order=True).with_columns(
         _key(pl.col(c)).alias(f"_{c}") for c in MASKED)
     lines = pl.col("count").fill_null(1).cast(pl.Int64)
-    grouped = frame.group_by([*keys, *masked], maintain_order=True)
-    if frame.select(pl.struct([*keys, *masked]).n_unique()).item() == frame.height:
+    if (frame.select(pl.struct([*keys, *masked]).n_unique()).item() == frame.height
+            and not frame.select((lines > 1).any()).item()):
         return events  # nothing repeats
+    frame = frame.with_columns((lines.sum().over([*keys, *masked]) >= MIN_REPEATS).alias("_many"))
+    few = frame.filter(~pl.col("_many")).select(events.columns)
+    frame = frame.filter(pl.col("_many"))
+    if not frame.height:
+        return events
+    grouped = frame.group_by([*keys, *masked], maintain_order=True)
     out = grouped.agg(
         pl.all().exclude("count", "last_line", "last_ts").first(),  # the first occurrence, its own time
         pl.len().alias("_n"),
@@ -130,4 +139,5 @@ def collapse(events: pl.DataFrame) -> pl.DataFrame:
     out = out.with_columns(
         pl.when(one).then(pl.col(f"{c}_1")).otherwise(pl.col(f"_{c}")).alias(c)
         for c in ("count", "last_line", "last_ts"))
-    return out.select(events.columns).cast(events.schema)
+    out = pl.concat([few, out.select(events.columns).cast(events.schema)])
+    return out.sort("line", "kind", maintain_order=True)
