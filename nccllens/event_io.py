@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from nccllens.events import EVENTS_SCHEMA_VERSION, SCHEMA
+from nccllens.events import EVENTS_SCHEMA_VERSION, SCHEMA, with_repeat_columns
 from nccllens.interrupts import atomic_output
 from nccllens.summaries import to_json
 from nccllens.terminal import shown
@@ -69,7 +69,7 @@ def write_events(events: pl.DataFrame, output: str | Path, summaries: pl.DataFra
 
 
 def read_event_shards(paths: list[Path]) -> pl.DataFrame:
-    frames = [pl.read_parquet(p).select(list(SCHEMA)).cast(SCHEMA) for p in paths]
+    frames = [with_repeat_columns(pl.read_parquet(p)).select(list(SCHEMA)).cast(SCHEMA) for p in paths]
     from nccllens.events import concat
 
     return concat(frames)

@@ -9,8 +9,11 @@ from collections.abc import Iterable
 
 import polars as pl
 
-EVENTS_SCHEMA_VERSION = 2  # 2: the summary table of the dense families (``nccllens.summaries``) beside it
-READABLE_VERSIONS = ("1", "2")  # a version 1 shard reads as events without summaries
+# 2: the summary table of the dense families (``nccllens.summaries``) beside it; 3: repeated events
+# counted (``count``, ``last_line``, ``last_ts``)
+EVENTS_SCHEMA_VERSION = 3
+READABLE_VERSIONS = ("1", "2", "3")  # a version 1 shard reads as events without summaries, 1 and 2 without counts
+REPEAT_COLUMNS = ("count", "last_line", "last_ts")  # absent from version 1 and 2 shards: null there
 
 # Columns of few distinct values are Categorical: 4 bytes a row instead of a 16-byte string view plus the
 # text (a file path, repeated on every event of the file). They compare with plain strings (==, is_in),
@@ -52,6 +55,10 @@ SCHEMA: dict[str, pl.DataType] = {
     "key": pl.String(),
     "value": pl.String(),
     "detail": pl.String(),
+    # schema version 3: an event that stands for repeated lines (``nccllens.repeats``); null for one line
+    "count": pl.Int64(),
+    "last_line": pl.UInt32(),
+    "last_ts": pl.Datetime("us"),
 }
 
 COLUMNS = tuple(SCHEMA)
@@ -156,6 +163,11 @@ def assemble(frames: list[pl.DataFrame]) -> pl.DataFrame:
         columns.append(pl.concat(pieces).rechunk())
         del pieces
     return pl.DataFrame(columns)
+
+
+def with_repeat_columns(table: pl.DataFrame) -> pl.DataFrame:
+    """A table of schema version 1 or 2 with the repeat columns of version 3, null: one line an event."""
+    return table.with_columns(pl.lit(None, SCHEMA[c]).alias(c) for c in REPEAT_COLUMNS if c not in table.columns)
 
 
 def earliest_first() -> list[pl.Expr]:

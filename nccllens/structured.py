@@ -64,11 +64,12 @@ def _read_shard(data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
         raise ValueError(f"event shard of schema version {version}; this nccllens reads versions "
                          f"{', '.join(ev.READABLE_VERSIONS)}")
     schema = pl.read_parquet_schema(io.BytesIO(data))
-    missing = [c for c in ev.COLUMNS if c not in schema]
+    missing = [c for c in ev.COLUMNS if c not in schema and c not in ev.REPEAT_COLUMNS]
     if missing:
         raise ValueError(f"not an nccllens event shard (missing columns: {', '.join(missing[:5])})")
     check_shard(data)  # rows and page sizes from the footer, before any page is decoded
-    table = pl.read_parquet(io.BytesIO(data), columns=list(ev.COLUMNS))
+    table = pl.read_parquet(io.BytesIO(data), columns=[c for c in ev.COLUMNS if c in schema])
+    table = ev.with_repeat_columns(table)  # version 1 and 2 shards: one line an event
     # a dictionary page's one long string can stand for millions of rows: polars shares it (views), but
     # anything done with the text would not; measured without copying, before the cast
     texts = [c for c, t in table.schema.items() if t == pl.String]

@@ -112,10 +112,14 @@ def normalize(events: pl.DataFrame) -> pl.DataFrame:
 def _normalized(events: pl.DataFrame) -> pl.DataFrame:
     if not events.height:
         return events
+    stated = events["ts"]
     year = _reference_year(events)
     if year is not None and events.filter(pl.col("ts_kind") == "no_year").height:
         events = _fix_years(events, year)
-    return representable(_anchor_boot(events))
+    out = representable(_anchor_boot(events))
+    if "last_ts" in out.columns and out["last_ts"].is_not_null().any():  # a repeated event's last time moves with its first
+        out = out.with_columns((pl.col("last_ts") + (pl.col("ts") - stated)).alias("last_ts"))
+    return out
 
 
 def clock_notes(events: pl.DataFrame, lang: str = "en") -> list[str]:

@@ -96,7 +96,7 @@ def test_shards_carry_the_schema_version_and_the_summaries(corpus, tmp_path):
     shards.mkdir()
     _shard_per_file(corpus, shards)
     shard = sorted(shards.iterdir())[0]
-    assert pl.read_parquet_metadata(shard)["nccllens.events_schema_version"] == "2"
+    assert pl.read_parquet_metadata(shard)["nccllens.events_schema_version"] == "3"
     assert pl.read_parquet_schema(shard)["rank"] == pl.Int32()
     # the per-rank COLL summaries travel in the shards' metadata and come back as the logs give them
     direct = extract_tables([str(corpus)], workers=0)[2]
@@ -105,14 +105,15 @@ def test_shards_carry_the_schema_version_and_the_summaries(corpus, tmp_path):
     assert via.equals(direct)
 
 
-def test_version_1_shards_still_read(corpus, tmp_path):
-    """A shard written before the summaries existed: its events, no summaries, the same findings."""
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_version_1_and_2_shards_still_read(corpus, tmp_path, version):
+    """A shard written before the summaries (1) or the repeat counts (2) existed: the same findings."""
     shards = tmp_path / "v1"
     shards.mkdir()
     _shard_per_file(corpus, shards)
     for shard in shards.iterdir():
-        table = pl.read_parquet(shard)
-        table.write_parquet(shard, metadata={"nccllens.events_schema_version": "1"})
+        table = pl.read_parquet(shard).drop("count", "last_line", "last_ts")  # neither version had them
+        table.write_parquet(shard, metadata={"nccllens.events_schema_version": version})
     via = nccllens.analyze(str(shards))
     assert via.verdict.category == "gpu_hardware"
     assert {i.kind for i in via.inputs} == {"events_parquet"}

@@ -16,6 +16,7 @@ except ModuleNotFoundError:  # Python 3.10
 import polars as pl
 
 from nccllens.engine.findings import compact_ranks, evidence_of, interpolate
+from nccllens.repeats import lines_of
 from nccllens.report.model import Finding
 
 # Analyses that say WHERE a failure shows (which rank is absent or silent), not WHY: any cause on
@@ -54,14 +55,14 @@ def make_finding(analysis_id: str, lang: str, evidence: pl.DataFrame, *, ranks=(
     if first_seen is None and evidence.height:
         first_seen = evidence["ts"].drop_nulls().min()
     vals = {"ranks": compact_ranks(ranks) if ranks else None, "hosts": ", ".join(hosts) if hosts else None,
-            "count": evidence.height, "file": _own_file(evidence, ranks), **values}
+            "count": lines_of(evidence), "file": _own_file(evidence, ranks), **values}
     return Finding(
         id="", rule=analysis_id, category=category or s["category"], severity=s["severity"], role=s["role"],
         confidence=round(confidence if confidence is not None else s["confidence"], 2),
         title=interpolate(text["title"], _in(vals, lang)), summary=interpolate(text["summary"].strip(), _in(vals, lang)),
         remediation=interpolate(text["remediation"].strip(), _in(vals, lang)), ranks=ranks, hosts=hosts,
         first_seen=first_seen.isoformat() if hasattr(first_seen, "isoformat") else first_seen,
-        evidence=evidence_of(evidence), explains=list(s.get("explains", [])), count=evidence.height,
+        evidence=evidence_of(evidence), explains=list(s.get("explains", [])), count=lines_of(evidence),
         texts={other: {"title": interpolate(s[other]["title"], _in(vals, other)),
                        "summary": interpolate(s[other]["summary"].strip(), _in(vals, other)),
                        "remediation": interpolate(s[other]["remediation"].strip(), _in(vals, other))}

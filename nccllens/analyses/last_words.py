@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import make_finding
+from nccllens.repeats import last_line
 from nccllens.report.model import Finding
 
 TAIL_LINES = 3  # the retry is among the last lines of its file
@@ -26,7 +27,7 @@ def ends_connecting(events: pl.DataFrame, lang: str) -> list[Finding]:
     retry = (pl.col("kind").cast(pl.String).is_in(["torch.store_error", "nccl.info", "nccl.warn", "other.text"])
              & (pl.col("error_code").is_in(NOT_CONNECTED) | message.str.contains(RETRY_WORDS)))
     tails = (events.filter(retry).join(ends, on="file")
-             .filter(pl.col("_end") - pl.col("line").cast(pl.Int64) < TAIL_LINES))
+             .filter(pl.col("_end") - last_line().cast(pl.Int64) < TAIL_LINES))
     if not tails.height:
         return []
     tails = tails.sort(["file", "line"]).group_by("file", maintain_order=True).last().sort(["file"])

@@ -6,6 +6,7 @@ import polars as pl
 
 from nccllens.analyses.common import hosts_of, make_finding, rank_list
 from nccllens.job import WorldSize
+from nccllens.repeats import latest
 from nccllens.report.model import Finding, RankStatus
 
 RDZV_FAILURE = ("torch.store_timeout", "torchrun.rendezvous_error")
@@ -118,7 +119,7 @@ def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], 
     per_host = hosted.group_by("host").agg(ended.any().alias("ended"),
                                            pl.col("level").is_in(["error", "critical"]).any().alias("erred"),
                                            spoke.any().alias("spoke"),
-                                           pl.col("ts").max().alias("last"))
+                                           latest().alias("last"))
     quiet = per_host.filter(~pl.col("ended") & ~pl.col("erred") & ~pl.col("spoke"))
     failed = per_host.filter(pl.col("ended") | pl.col("erred"))
     if not quiet.height or not failed.height or quiet.height > failed.height:

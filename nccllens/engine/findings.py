@@ -12,6 +12,7 @@ from nccllens.engine.peers import peer_culprits
 from nccllens.engine.validate import PLACEHOLDER_RE
 from nccllens.engine.wording import missing, reword_unknown, spoken_durations
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
+from nccllens.repeats import lines_of
 from nccllens.report.model import Evidence, Finding
 
 EVIDENCE_LINES = 5
@@ -41,7 +42,7 @@ def placeholder_values(events: pl.DataFrame) -> dict[str, Any]:
         ranks=compact_ranks(ranks) if ranks else None,
         hosts=", ".join(sorted(hosts)) if hosts else None,
         first_seen=_iso(ts.min()) if len(ts) else None,
-        count=events.height,
+        count=lines_of(events),
     )
     return values
 
@@ -131,7 +132,7 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
         first_seen=values["first_seen"],
         evidence=evidence_of(events, pattern=rule.match.pattern),
         explains=[*rule.explains_rules, *rule.explains_categories],
-        count=events.height,
+        count=lines_of(events),
         references=list(rule.references),
         texts={other: {key: interpolate(getattr(rule.text_for(other), key), values)
                        for key in ("title", "summary", "remediation")}

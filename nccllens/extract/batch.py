@@ -32,6 +32,7 @@ from nccllens.parse.survivors import (
     with_file_facts,
 )
 from nccllens.prefilter import Plan
+from nccllens.repeats import collapse
 from nccllens.report.model import InputFile
 
 SMALL = 4 << 20  # files up to this size are batched (per-call regex and automaton set-up is paid per batch)
@@ -137,5 +138,10 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         summary_rows = describe(partial, "", None, files=files) if partial.height else []
         if rows or summary_rows:  # one table for the batch: building a frame per small file costs more than reading it
             i0 = batch[0][0]
-            results[i0] = (ev.from_rows(rows), results[i0][1], sm.from_rows(summary_rows))
+            table = collapse(ev.from_rows(rows))  # repeated events counted, not stored (``nccllens.repeats``)
+            if table.height < len(rows):
+                kept = dict(table.group_by("file").len().iter_rows())
+                for i, _, info in batch:
+                    info.events = kept.get(sources[i].path, 0)
+            results[i0] = (table, results[i0][1], sm.from_rows(summary_rows))
     return results  # type: ignore[return-value]

@@ -29,6 +29,7 @@ from nccllens.parse.pieces import candidate_lines
 from nccllens.parse.survivors import fill_path_hints, parse_block
 from nccllens.prefilter import Plan
 from nccllens.regex_groups import Patterns
+from nccllens.repeats import collapse
 from nccllens.report.model import InputFile
 from nccllens.structured import STRUCTURED, OverBound, read_structured
 
@@ -129,7 +130,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
         info.skipped = f"unreadable ({exc.strerror or exc})"
     info.lines = stats.lines
     info.notes.extend(stats.notes)
-    events = ev.from_rows(fill_path_hints(rows, hints))
+    events = collapse(ev.from_rows(fill_path_hints(rows, hints)))  # repeated events counted, not stored
     info.events = events.height
     return events, info, summary
 

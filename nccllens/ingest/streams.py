@@ -1,7 +1,7 @@
 """Sources of bytes and the bounds every decompressing read obeys.
 
-A :class:`Source` yields bytes blocks from ``chunks()``. Decompression (gzip, bzip2, xz; zstd only
-where the standard library has it) is bounded in total bytes and ratio per archive; a stream that
+A :class:`Source` yields bytes blocks from ``chunks()``. Decompression (gzip, bzip2, xz; zstd where
+the standard library has it, Python 3.14+, or the optional ``zstandard`` package is installed) is bounded in total bytes and ratio per archive; a stream that
 breaks these bounds, or is corrupt, raises :class:`ArchiveLimit` (what was read so far is kept, with a
 note); a member that cannot be read at all raises :class:`MemberUnreadable` (it is skipped with the
 reason). Limits are module attributes, read at each use (tests lower them).
@@ -23,10 +23,57 @@ MAX_MEMBERS = 20_000  # members read from one archive (nested ones included); th
 GZIP_MEMBERS_BASE = 10_000  # a gzip may hold this many members, plus one per KiB of compressed data
 COMPRESSED = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".lzma": "xz", ".zst": "zstd"}
 
-try:  # Python 3.14+
-    from compression import zstd as _zstd  # type: ignore[import-not-found]
-except ImportError:
-    _zstd = None
+ZSTD_MISSING = "zstd-compressed: reading it needs Python 3.14+ or the zstandard package; decompress it first"
+
+
+ZSTD_PIECE = 2048  # compressed bytes given to the zstandard decompressor at once: at most ~64 MiB out
+
+
+def _zstd_reader(raw: io.BufferedIOBase) -> Iterator[bytes] | None:
+    """The decompressed blocks of every zstd frame in ``raw``, one frame after the other, or None where
+    neither the standard library (Python 3.14+) nor the optional ``zstandard`` package can read zstd."""
+    try:  # Python 3.14+
+        from compression import zstd  # type: ignore[import-not-found]
+
+        return _reads(zstd.ZstdFile(raw), zstd.ZstdError)
+    except ImportError:
+        pass
+    try:  # optional: never a dependency of nccllens
+        import zstandard  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return _unzstd(raw, zstandard)
+
+
+def _unzstd(raw: io.BufferedIOBase, zstandard) -> Iterator[bytes]:
+    """zstandard's frame decoder fed small pieces (its output per call is not bounded otherwise); a
+    stream that ends inside a frame is said to be truncated (its stream reader ends silently)."""
+    d, started, out, size = zstandard.ZstdDecompressor().decompressobj(), False, [], 0
+    pending = b""
+    while True:
+        if not pending:
+            pending = raw.read(1 << 20)
+            if not pending:
+                break
+        piece, pending = pending[:ZSTD_PIECE], pending[ZSTD_PIECE:]
+        started = True
+        try:
+            got = d.decompress(piece)
+        except zstandard.ZstdError as exc:
+            yield from out
+            raise ArchiveLimit(f"truncated or corrupt compressed data ({exc})") from exc
+        if got:
+            out.append(got)
+            size += len(got)
+            if size >= BLOCK:
+                yield b"".join(out)
+                out, size = [], 0
+        if d.eof:  # the next frame, if any, starts in what this one left
+            pending, d, started = d.unused_data + pending, zstandard.ZstdDecompressor().decompressobj(), False
+    if out:
+        yield b"".join(out)
+    if started:
+        raise ArchiveLimit("truncated or corrupt compressed data (the zstd stream ends inside a frame)")
 
 
 class ArchiveLimit(Exception):
@@ -76,11 +123,11 @@ def bounded(blocks: Iterator[bytes], compressed: int | None, budget: Budget) -> 
         yield block
 
 
-def _reads(stream: io.BufferedIOBase) -> Iterator[bytes]:
+def _reads(stream: io.BufferedIOBase, error: type[Exception] = OSError) -> Iterator[bytes]:
     while True:
         try:
             block = stream.read(BLOCK)
-        except (EOFError, OSError, ValueError, zlib.error, lzma.LZMAError) as exc:
+        except (EOFError, OSError, ValueError, zlib.error, lzma.LZMAError, error) as exc:
             raise ArchiveLimit(f"truncated or corrupt compressed data ({exc})") from exc
         if not block:
             return
@@ -134,9 +181,10 @@ def decompressed(kind: str, raw: io.BufferedIOBase, compressed: int | None) -> I
         return _reads(bz2.BZ2File(raw))
     if kind == "xz":
         return _reads(lzma.LZMAFile(raw))
-    if _zstd is None:
-        raise MemberUnreadable("zstd-compressed: this Python has no zstd module (3.14+); decompress it first")
-    return _reads(_zstd.ZstdFile(raw))
+    blocks = _zstd_reader(raw)
+    if blocks is None:
+        raise MemberUnreadable(ZSTD_MISSING)
+    return blocks
 
 
 def compression_of(name: str) -> str | None:

@@ -20,6 +20,7 @@ from nccllens.parse.prefixes import FACT_HINTS, SAMPLE, file_facts, split_glued,
 from nccllens.parse.prefixes import WRAP_MIN as FACTS_WRAP_MIN
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
+from nccllens.repeats import thin, weigh
 
 CHUNK = 256  # rows the follower reads from the frame at once
 
@@ -231,7 +232,8 @@ def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: Fi
     """Event rows and partial dense summaries of one block of a file (``hits``: see ``kept_rows``)."""
     df = df.with_row_index("row")
     kept, partial = kept_rows(df, pattern, hits=hits)
-    return parse_survivors(df, kept, rule_pattern, ctx, hints), partial
+    kept, repeated = thin(kept)  # a cycle of lines printed again and again reaches the parsers twice
+    return weigh(parse_survivors(df, kept, rule_pattern, ctx, hints), repeated), partial
 
 
 WRAP_MIN = 60  # a terminal wraps long lines only

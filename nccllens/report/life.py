@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from nccllens.engine.wording import spoken_duration
 from nccllens.rank_ranges import compact_ranks
+from nccllens.repeats import latest
 from nccllens.report.model import RankStatus, Report
 
 SUSPECTS = 3
@@ -23,7 +24,7 @@ def mark_last_seen(ranks: list[RankStatus], events) -> None:
     import polars as pl
 
     seen = (events.filter(pl.col("rank").is_not_null() & pl.col("ts").is_not_null())
-            .group_by("rank").agg(pl.col("ts").max()))
+            .group_by("rank").agg(latest()))
     last = {int(r): ts for r, ts in seen.iter_rows()}
     for status in ranks:
         ts = last.get(status.rank)

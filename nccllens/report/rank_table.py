@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from nccllens.repeats import latest
 from nccllens.report.model import RankStatus, Report
 from nccllens.report.view import top_finding
 
@@ -26,7 +27,7 @@ def last_seen(report: Report) -> dict[int, str]:
     import polars as pl
 
     seen = (events.filter(pl.col("rank").is_not_null() & pl.col("ts").is_not_null())
-            .group_by("rank").agg(pl.col("ts").max()))
+            .group_by("rank").agg(latest()))
     return {int(r): ts.isoformat() for r, ts in seen.iter_rows()}
 
 

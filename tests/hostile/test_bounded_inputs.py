@@ -136,11 +136,35 @@ def test_bz2_and_xz_are_read_within_the_same_bounds(tmp_path, monkeypatch, suffi
     assert any("archive bomb guard" in n for n in inputs_of(report)[f"bomb.log{suffix}"].notes)
 
 
-def test_zstd_is_read_or_skipped_with_a_clear_reason(tmp_path):
+def test_zstd_without_a_zstd_module_is_skipped_with_the_reason(tmp_path, monkeypatch):
+    monkeypatch.setattr(streams, "_zstd_reader", lambda raw: None)  # Python < 3.14 without zstandard
     (tmp_path / "node1.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + os.urandom(64))
     report = analyze_planted(tmp_path)
-    entry = inputs_of(report)["node1.log.zst"]
-    assert entry.skipped is None or "zstd" in entry.skipped
+    assert "needs Python 3.14+ or the zstandard package" in inputs_of(report)["node1.log.zst"].skipped
+
+
+def _zstd_compress(data: bytes) -> bytes:
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+
+        return zstd.compress(data)
+    except ImportError:
+        zstandard = pytest.importorskip("zstandard", reason="no zstd module: the skip is tested above")
+        return zstandard.ZstdCompressor().compress(data)
+
+
+def test_zstd_is_read_within_the_same_bounds(tmp_path, monkeypatch):
+    two_frames = _zstd_compress(OOM[:60]) + _zstd_compress(OOM[60:])  # zstd -c a b > c: frames in sequence
+    (tmp_path / "only").mkdir()
+    (tmp_path / "only" / "rank3.log.zst").write_bytes(two_frames)
+    assert_oom_on_rank3_first(nccllens.analyze([str(tmp_path / "only")]))
+    monkeypatch.setattr(streams, "MAX_ARCHIVE_BYTES", 1 << 20)
+    (tmp_path / "bomb.log.zst").write_bytes(_zstd_compress(b"A" * (4 << 20)))
+    packed = _zstd_compress(WARN * 2000)
+    (tmp_path / "cut.log.zst").write_bytes(packed[:len(packed) // 2])
+    report = analyze_planted(tmp_path)
+    assert any("archive bomb guard" in n for n in inputs_of(report)["bomb.log.zst"].notes)
+    assert any("truncated or corrupt" in n for n in inputs_of(report)["cut.log.zst"].notes)
 
 
 def test_nested_archives_are_read_within_bounds(tmp_path, monkeypatch):

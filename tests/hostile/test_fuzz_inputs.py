@@ -4,19 +4,26 @@ and flight-recorder dumps. Every example must end without an exception and still
 
 CI runs a few derandomized examples; a longer run (docs/robustness.md):
 ``NCCLLENS_FUZZ_EXAMPLES=2000 python -m pytest tests/hostile/test_fuzz_inputs.py -q``.
+Each example is bounded in time (``NCCLLENS_FUZZ_SECONDS``, default 120: a hang ends the process with every
+thread's stack, a slow example fails) and memory (peak RSS of the process and its workers under 1 GiB).
+``NCCLLENS_FUZZ_LOG=<file>`` appends one line per example (seconds, peak RSS), so a long run that is
+stopped still says how far it got.
 """
 
 from __future__ import annotations
 
 import bz2
+import faulthandler
 import gzip
 import io
 import json
 import lzma
 import os
 import pickle
+import resource
 import tarfile
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -28,6 +35,9 @@ from nccllens.report import render
 from tests.hostile.planted import OOM
 
 EXAMPLES = int(os.environ.get("NCCLLENS_FUZZ_EXAMPLES", "6"))
+SECONDS = float(os.environ.get("NCCLLENS_FUZZ_SECONDS", "120"))  # a hang check on a loaded machine, not a speed test
+PEAK_KB = 1 << 20  # 1 GiB: issue 19's bound for any input
+LOG = os.environ.get("NCCLLENS_FUZZ_LOG")
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 1000, database=None,
                 suppress_health_check=list(HealthCheck))
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,15 +56,18 @@ def mutated(draw) -> bytes:
         if not data:
             break
         at = draw(st.integers(0, len(data) - 1))
-        how = draw(st.sampled_from(["flip", "cut", "insert", "dup"]))
+        how = draw(st.sampled_from(["flip", "cut", "insert", "dup", "spam"]))
         if how == "flip":
             data[at] ^= 1 << draw(st.integers(0, 7))
         elif how == "cut":
             del data[at:at + draw(st.integers(1, 4096))]
         elif how == "insert":
             data[at:at] = draw(st.sampled_from(EXTREMES))
-        else:
+        elif how == "dup":
             data[at:at] = data[at:at + draw(st.integers(1, 2048))] * draw(st.integers(1, 50))
+        else:  # a job printing the same line(s) again and again (issue 19: repeats are counted)
+            spam = b"\n".join(draw(st.lists(st.sampled_from(LINES), min_size=1, max_size=4))) + b"\n"
+            data[at:at] = spam * draw(st.integers(2, 3000))
     return bytes(data)
 
 
@@ -69,6 +82,20 @@ dumps = st.one_of(
     st.builds(lambda n: json.dumps({"version": "2.4", "entries": [{"seq_id": n, "time_created_ns": n}]}).encode(),
               st.integers(-(2**70), 2**70)),
 )
+
+
+def _zstd(data: bytes) -> bytes | None:
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+
+        return zstd.compress(data)
+    except ImportError:
+        pass
+    try:
+        import zstandard  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return zstandard.ZstdCompressor().compress(data)
 
 
 def _archive(kind: str, name: str, data: bytes, inner: bytes | None) -> bytes:
@@ -93,7 +120,7 @@ def _archive(kind: str, name: str, data: bytes, inner: bytes | None) -> bytes:
 def hostile(draw) -> tuple[str, bytes]:
     data = draw(st.one_of(mutated(), spliced, dumps))
     name = draw(st.sampled_from(["node1.log", "fr_trace_rank_0", "error.json", "dmesg-node2.txt", "x.json"]))
-    wrap = draw(st.sampled_from(["none", "gz", "bz2", "xz", "zip", "tgz", "nested", "cut-gz"]))
+    wrap = draw(st.sampled_from(["none", "gz", "bz2", "xz", "zip", "tgz", "nested", "cut-gz", "zst"]))
     if wrap == "gz":
         return name + ".gz", gzip.compress(data)
     if wrap == "cut-gz":
@@ -103,6 +130,9 @@ def hostile(draw) -> tuple[str, bytes]:
         return name + ".bz2", bz2.compress(data)
     if wrap == "xz":
         return name + ".xz", lzma.compress(data)
+    if wrap == "zst":  # read, or skipped with its reason, depending on the Python and packages
+        packed = _zstd(data)
+        return (name + ".zst", packed) if packed is not None else (name, data)
     if wrap in ("zip", "tgz"):
         return f"bundle.{wrap}", _archive(wrap, name, data, None)
     if wrap == "nested":
@@ -114,11 +144,23 @@ def hostile(draw) -> tuple[str, bytes]:
 @given(hostile())
 def test_no_hostile_input_stops_the_run_or_hides_the_planted_oom(case):
     name, data = case
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "rank3.log").write_bytes(OOM)
-        (Path(tmp) / name).write_bytes(data)
-        report = nccllens.analyze([tmp])
-        assert any(f.category == "gpu_oom" and 3 in f.ranks for f in report.findings), \
-            [(f.rule, f.ranks) for f in report.findings]
-        for fmt in ("text", "json", "md", "html"):
-            assert render(report, fmt)
+    start = time.monotonic()
+    faulthandler.dump_traceback_later(SECONDS * 2, exit=True)  # a hang ends the run, with its stacks
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "rank3.log").write_bytes(OOM)
+            (Path(tmp) / name).write_bytes(data)
+            report = nccllens.analyze([tmp])
+            assert any(f.category == "gpu_oom" and 3 in f.ranks for f in report.findings), \
+                [(f.rule, f.ranks) for f in report.findings]
+            for fmt in ("text", "json", "md", "html"):
+                assert render(report, fmt)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    seconds = time.monotonic() - start
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    if LOG:
+        with open(LOG, "a") as out:
+            out.write(f"{seconds:.2f} s {peak} KB {name} {len(data)} B\n")
+    assert seconds < SECONDS, f"{name}: {seconds:.0f} s"
+    assert peak < PEAK_KB, f"{name}: peak RSS {peak} KB"
