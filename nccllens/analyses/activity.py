@@ -21,7 +21,7 @@ import statistics
 
 import polars as pl
 
-from nccllens.analyses.common import hosts_of, make_finding, rank_list
+from nccllens.analyses.common import NONE, hosts_of, make_finding, rank_list
 from nccllens.parse.progress import clock_ms, last_bar
 from nccllens.report.model import Finding, RankStatus
 
@@ -180,7 +180,7 @@ def gloo_absent(events: pl.DataFrame, world: int | None, status: list[RankStatus
     steps = events.filter((pl.col("kind") == "progress.step") & pl.col("rank").is_not_null())
     if steps.height:
         last = dict(steps.group_by("rank").agg(pl.col("seq").max()).iter_rows())
-    stopped = ", ".join(f"{r}:{last[r]}" for r in sorted(last)) if last else "-"
+    stopped = ", ".join(f"{r}:{last[r]}" for r in sorted(last)) if last else NONE
     evidence = pl.concat([timed.sort(["file", "line"]).head(3),
                           events.filter(pl.col("rank").is_in(absent)).sort(["ts", "file", "line"], nulls_last=True)
                           .tail(2)], how="vertical_relaxed")

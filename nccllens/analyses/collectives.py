@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import hosts_of, majority, make_finding, rank_list
+from nccllens.analyses.common import NONE, hosts_of, majority, make_finding, rank_list
 from nccllens.report.model import Finding
 
 STUCK_KINDS = ("torch.watchdog_timeout", "torch.pg_status")
@@ -54,7 +54,7 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
         out.append(make_finding(
             "AN-COLLECTIVE-ABSENT", lang, evidence, ranks=culprits, hosts=hosts_of(culprits, rank_hosts),
             confidence=confidence, category="peer_exited" if culprits <= set(dead) else None, seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
-            lagging=rank_list(laggers) if laggers else "-", silent=rank_list(absent) if absent else "-"))
+            lagging=rank_list(laggers) if laggers else NONE, silent=rank_list(absent) if absent else NONE))
     return out
 
 

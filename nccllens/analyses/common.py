@@ -40,6 +40,9 @@ class PerLang(dict):
     """A placeholder value that reads differently per language: ``PerLang(en="yes", zh="是")``."""
 
 
+NONE = PerLang(en="none", zh="无")  # an empty list in prose, never a bare "-"
+
+
 def _in(vals: dict, lang: str) -> dict:
     return {k: (v.get(lang) or v.get("en")) if isinstance(v, PerLang) else v for k, v in vals.items()}
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import (
+    NONE,
     alive_after,
     hosts_of,
     majority,
@@ -76,7 +77,7 @@ def behind(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[int, 
         out.append(make_finding(
             "AN-OPCOUNT-BEHIND", lang, summary_evidence(pl.concat([late, ahead])), ranks=ranks,
             hosts=hosts_of(ranks, rank_hosts), category="peer_exited" if dead else "straggler", comm=comm + also,
-            top=f"{top:x}", members=members, state=rank_list(dead) if dead else "-",
+            top=f"{top:x}", members=members, state=rank_list(dead) if dead else NONE,
             behind=", ".join(f"{r}:{int(s):x}" for r, s in list(zip(late["member"], late["last_seq"], strict=True))[:16]),
             confidence=0.75 if len(ranks) == 1 else 0.65))
     return out

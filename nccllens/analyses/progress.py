@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import alive_after, hosts_of, make_finding, rank_list, summary_evidence
+from nccllens.analyses.common import NONE, alive_after, hosts_of, make_finding, rank_list, summary_evidence
 from nccllens.report.model import Finding
 
 STOPPED_SHARE = 0.25  # more ranks than this behind: no single place where the hang began
@@ -61,7 +61,7 @@ def stopped_first(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dic
     return [make_finding(
         "AN-PROGRESS-STOPPED", lang, summary_evidence(pl.concat([rows, others.head(2)])), ranks=stopped,
         hosts=hosts_of(stopped, rank_hosts), category="peer_exited" if dead else "straggler", last=last,
-        reached=reached, others=others.height, state=rank_list(dead) if dead else "-",
+        reached=reached, others=others.height, state=rank_list(dead) if dead else NONE,
         confidence=0.6 if len(stopped) == 1 else 0.5)]
 
 

@@ -177,3 +177,17 @@ def test_the_verdict_says_each_datum_once():
     assert en.startswith("exception in the training code: KeyError in the training code on rank(s) 3, on node-b, at ")
     assert en.count("rank(s) 3") == 2  # the title and the first step, not a third "/ rank 3"
     assert zh.startswith("训练代码异常：rank 3 训练代码抛出 KeyError，位于 node-b，时间 ")
+
+
+def test_no_bare_dash_stands_for_an_empty_list_in_analysis_prose():
+    # issue 18: "(lagging: -)" read as a broken template; an empty list is said in words
+    from pathlib import Path
+
+    import nccllens
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    for case in ("exception_peers_time_out", "exception_one_rank"):
+        for lang in ("en", "zh"):
+            report = nccllens.analyze(str(root / case), lang=lang)
+            for f in report.findings:
+                assert ": -)" not in f.summary and "：-）" not in f.summary and ": -." not in f.summary, f.rule
