@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass, field
 
 from nccllens.rank_ranges import compact_ranks
-from nccllens.report.first_failures import error_marks, first_failures
+from nccllens.report.first_failures import alike, error_marks, first_failures
 from nccllens.report.grid import by_host, cells, host_range
-from nccllens.report.labels import label, paren, state_label
+from nccllens.report.labels import alike_note, label, paren, state_label
 from nccllens.report.model import Report
 from nccllens.report.view import clock as clock_text
 
@@ -107,6 +107,7 @@ class Lane:
     first_x: float
     first_title: str
     ticks: list[float]
+    more: int = 0  # hosts whose first error reads the same, folded into this lane
 
 
 @dataclass
@@ -124,7 +125,9 @@ def swimlane(report: Report, lang: str) -> Swimlane | None:
     failures = first_failures(report)
     if not failures:
         return None
-    shown = failures[:MAX_LANES]
+    folded = alike(failures)[:MAX_LANES]  # 40 identical victim timeouts are one lane, as in the table
+    shown = [f for f, _ in folded]
+    more_of = [n for _, n in folded]
     marks = error_marks(report)
     times = [f.when for f in shown if f.when] + [t for f in shown for t in marks.get(f.host, [])]
     clock = bool(times)
@@ -144,8 +147,10 @@ def swimlane(report: Report, lang: str) -> Swimlane | None:
             first_x = round(LABEL_W + plot_w * (i + 0.5) / len(shown), 1)
         ticks = [x_of(t) for t in marks.get(f.host, [])] if clock else []
         host = f.host if f.host != "?" else label("no_host", lang)
-        title = " · ".join(str(p) for p in (clock_text(f.ts) or label("no_clock", lang), host, f.text.strip()[:300]) if p)
-        lanes.append(Lane(host, y, first_x, title, ticks))
+        alike_hosts = alike_note(more_of[i], lang) if more_of[i] else ""
+        title = " · ".join(str(p) for p in (clock_text(f.ts) or label("no_clock", lang), host + (" " + alike_hosts if alike_hosts else ""),
+                                            f.text.strip()[:300]) if p)
+        lanes.append(Lane(host, y, first_x, title, ticks, more_of[i]))
     return Swimlane(WIDTH, 30 + len(shown) * LANE_H, lanes, clock,
                     clock_text(min(times).isoformat()) if clock else "", clock_text(max(times).isoformat()) if clock else "",
-                    len(failures) - len(shown))
+                    len(failures) - len(shown) - sum(more_of))

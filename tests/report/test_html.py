@@ -120,3 +120,22 @@ def test_job_table_says_only_what_is_known_and_references_are_links():
     assert "Restarts</span>" in html and "<td>2</td>" in html  # attempts - 1
     assert '<a href="https://docs.nvidia.com/deploy/xid-errors/" rel="noreferrer">' in html
     assert "<code>NVIDIA Xid catalogue</code>" in html
+
+
+def test_the_timeline_folds_hosts_whose_first_error_reads_the_same(tmp_path):
+    # issue 18 §5: the culprit and the spread, not 40 identical victim timeouts (synthetic corpus, bench/synth.py)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nccllens
+    from nccllens.report.svg_layout import swimlane
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "logs"
+    subprocess.run([sys.executable, str(root / "bench" / "synth.py"), str(out), "--ranks", "64", "--hosts", "8",
+                    "--fault", "missing_node", "--bytes", "1M"], check=True, capture_output=True)
+    report = nccllens.analyze(str(out))
+    lanes = swimlane(report, "en")
+    assert lanes is not None and len(lanes.lanes) < len(report.job.hosts)
+    assert sum(lane.more for lane in lanes.lanes) + len(lanes.lanes) + lanes.more >= len(report.job.hosts) - 1
