@@ -24,6 +24,18 @@ def _cut(cell: str, limit: int, from_left: bool) -> str:
     return ELLIPSIS + cell[-(limit - 1):] if from_left else cell[:limit - 1] + ELLIPSIS
 
 
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: East Asian wide and full-width characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _pad(text: str, to: int, right: bool) -> str:
+    fill = " " * max(0, to - width(text))
+    return fill + text if right else text + fill
+
+
 def layout(rows: Sequence[Sequence[str]], *, limits: dict[int, int] | None = None, full: bool = True,
            from_left: Sequence[int] = (), right: Sequence[int] = ()) -> tuple[list[str], int]:
     """``rows`` (the first is the heading) in padded columns, the last column unpadded; and how many cells
@@ -42,10 +54,10 @@ def layout(rows: Sequence[Sequence[str]], *, limits: dict[int, int] | None = Non
     if not shown:
         return [], 0
     count = len(shown[0])
-    widths = [max(len(r[i]) for r in shown) for i in range(count)]
+    widths = [max(width(r[i]) for r in shown) for i in range(count)]
     lines = []
     for r in shown:
-        padded = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        padded = [_pad(c, w, i in right) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         padded[-1] = r[-1] if count - 1 not in right else padded[-1]
         lines.append("  ".join(padded).rstrip())
     return lines, cut

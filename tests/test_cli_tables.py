@@ -111,3 +111,17 @@ def test_a_rule_of_ones_own_may_be_english_only(tmp_path):
     assert "Our loader lost the labels on rank(s) 3" in zh.stdout
     packaged = runner.invoke(app, ["rules", "check", str(ROOT / "nccllens" / "rules")])
     assert packaged.exit_code == 0 and "note:" not in packaged.stdout  # the packaged rules speak both
+
+
+def test_ranks_speaks_chinese_with_aligned_columns():
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from nccllens.cli import app
+    from nccllens.text_tables import width
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "exception_one_rank"
+    out = CliRunner().invoke(app, ["ranks", str(fixture), "--lang", "zh"]).output.splitlines()
+    assert out[0].startswith("总 rank 数：") and out[1].split()[:4] == ["rank", "节点", "状态", "故障源"]
+    assert width(out[1][: out[1].index("状态")]) == width(out[2][: out[2].index("crashed")])

@@ -9,6 +9,7 @@ from nccllens.report.model import RankStatus, Report
 from nccllens.report.view import top_finding
 
 COLUMNS = ("ranks", "host", "state", "culprit", "exit", "last seq", "done", "op", "last seen", "first error")
+COLUMNS_ZH = ("rank", "节点", "状态", "故障源", "退出", "最后序号", "已完成", "操作", "最后活动", "首个错误")
 
 
 def culprits(report: Report) -> set[int]:
@@ -70,14 +71,19 @@ def render_ranks(report: Report, full: bool = True) -> str:
     and a last line says so."""
     from nccllens.text_tables import cut_note, layout
 
-    job = report.job
-    world = job.world_size if job.world_size is not None else f"at least {len(job.ranks_seen)}"
-    head = [f"world size: {world}   hosts: {len(job.hosts)}   "
-            f"ranks seen: {len(job.ranks_seen)}" + (f"   attempts: {job.attempts}" if job.attempts else "")]
+    job, zh = report.job, report.lang == "zh"
+    if zh:
+        world = job.world_size if job.world_size is not None else f"至少 {len(job.ranks_seen)}"
+        head = [f"总 rank 数：{world}   节点：{len(job.hosts)}   出现的 rank：{len(job.ranks_seen)}"
+                + (f"   尝试次数：{job.attempts}" if job.attempts else "")]
+    else:
+        world = job.world_size if job.world_size is not None else f"at least {len(job.ranks_seen)}"
+        head = [f"world size: {world}   hosts: {len(job.hosts)}   "
+                f"ranks seen: {len(job.ranks_seen)}" + (f"   attempts: {job.attempts}" if job.attempts else "")]
     grouped = groups(report.ranks, culprits(report), last_seen(report))
-    rows = [COLUMNS] + [(span, *(("" if v is None else str(v)) for v in k)) for span, k in grouped]
+    rows = [COLUMNS_ZH if zh else COLUMNS] + [(span, *(("" if v is None else str(v)) for v in k)) for span, k in grouped]
     if len(rows) == 1:
-        return "\n".join(head + ["no rank information in the logs"]) + "\n"
+        return "\n".join(head + ["日志中没有 rank 信息" if zh else "no rank information in the logs"]) + "\n"
     lines, cut = layout(rows, limits=dict.fromkeys(range(len(COLUMNS)), 60), full=full)
     return "\n".join(head + lines + ([cut_note(cut)] if cut else [])) + "\n"
 
