@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from nccllens.parse.base import FileContext, Line, event_for
+from nccllens.parse.torch_patterns import ranks_list
 
 FAMILY = "horovod"
 
@@ -31,10 +32,6 @@ _MISSING = re.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s
 _HEAD = re.compile(r"waiting for remainder of ranks for more than (?P<s>\d+) seconds")
 _TS = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): [WEI] ")
 _RANK_LINE = re.compile(r"^\s*(?:\d+:\s*)?(?P<rank>\d+): \[(?P<key>[^\]]*)\]")  # "1: [tensors]" (maybe labelled)
-
-
-def _ranks(nums: list[str]) -> str:
-    return f"rank {nums[0]}" if len(nums) == 1 else "ranks " + ", ".join(nums)
 
 
 def _time(body: str) -> dict:
@@ -64,8 +61,7 @@ def _event(line: Line, ctx: FileContext) -> dict | None:
     body = _TAG.sub("", line.message).strip()
     m = _MISSING.search(body)
     if m:
-        nums = re.findall(r"\d+", m["ranks"])
-        return event_for(line, "horovod.stall", peer=_ranks(nums), key=m["key"] or None, level="warning",
+        return event_for(line, "horovod.stall", peer=ranks_list(m["ranks"]), key=m["key"] or None, level="warning",
                          message=body, **_time(body))
     head = _HEAD.search(body)
     if head:
@@ -74,7 +70,7 @@ def _event(line: Line, ctx: FileContext) -> dict | None:
     if body == "Missing ranks:":
         nums, key = _listed_ranks(line, ctx)
         if nums:
-            return event_for(line, "horovod.stall", peer=_ranks(nums), key=key, level="warning", message=body)
+            return event_for(line, "horovod.stall", peer=ranks_list(" ".join(nums)), key=key, level="warning", message=body)
     return None
 
 
