@@ -31,6 +31,7 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         net_facts,
         opcounts,
         progress,
+        stacks,
         stragglers,
     )
     from nccllens.job import build_job, rank_hosts, rank_status, world_size
@@ -74,6 +75,7 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         lambda: net_facts.net_mismatch(events, lang),
         lambda: masked_exit.masked_exit(events, lang),
         lambda: inner_error.inner_over_wrapper(events, lang),
+        lambda: stacks.stuck_stacks(events, hosts, lang),
     ]
     if summaries is not None and summaries.height:
         steps += [

@@ -5,7 +5,6 @@ healthy), ``value`` = what stopped it, ``host`` when the line names one:
 
 - GNU ``timeout --verbose``: ``timeout: sending signal TERM to command ‘torchrun’``;
 - a shell's job report of a command it killed: ``./run.sh: line 5:  1234 Killed   timeout 60 torchrun ...``;
-- pytest-timeout: ``Timeout (0:05:00)!``;
 - a harness reporting GNU timeout's status: ``Process completed with exit code 124.``, ``exit status 124``;
 - PBS: ``=>> PBS: job killed: walltime 3610 exceeded limit 3600``; LSF: ``TERM_RUNLIMIT: job killed after
   reaching LSF run time limit``; GitHub Actions: ``has exceeded the maximum execution time of 360 minutes``.
@@ -23,14 +22,13 @@ from nccllens.parse.base import FileContext, Line, event_for
 FAMILY = "harness"
 PREFILTER = (
     r"timeout: sending signal \w+ to command"
-    r"|: line \d+: +\d+ (?:Killed|Terminated)\s+\S*timeout|Timeout \(\d+:\d\d:\d\d\)!|PBS: job killed: walltime"
+    r"|: line \d+: +\d+ (?:Killed|Terminated)\s+\S*timeout|PBS: job killed: walltime"
     r"|TERM_RUNLIMIT|exceeded the maximum execution time|exit code 124\b|exit status 124\b|exited with code 124\b"
 )
 
 SHAPES = (
     ("timeout", re.compile(r"timeout: sending signal (?P<sig>\w+) to command")),
     ("shell", re.compile(r": line \d+: +\d+ (?P<sig>Killed|Terminated)\s+\S*timeout")),
-    ("pytest-timeout", re.compile(r"Timeout \((?P<limit>\d+:\d\d:\d\d)\)!")),
     ("pbs", re.compile(r"PBS: job killed: walltime (?P<ran>\d+) exceeded limit (?P<limit>\d+)")),
     ("lsf", re.compile(r"TERM_RUNLIMIT")),
     ("ci", re.compile(r"exceeded the maximum execution time of (?P<limit>\d+ \w+)")),
