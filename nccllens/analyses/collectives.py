@@ -23,6 +23,14 @@ def _stuck(events: pl.DataFrame) -> pl.DataFrame:
             .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk")))
 
 
+def _category(culprits: set[int], dead, inferred: bool) -> str | None:
+    """peer_exited for dead culprits; collective_timeout for a rank only inferred (never seen, no stated
+    size): nothing says whether it diverged, died or is slow; else the finding's own (rank_divergence)."""
+    if culprits <= set(dead):
+        return "peer_exited"
+    return "collective_timeout" if inferred else None
+
+
 def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: dict[int, str],
                            ranks_seen: set[int], lang: str, dead: set[int] | frozenset = frozenset()) -> list[Finding]:
     """Ranks the others wait for. Dead ones (``dead``: exited or crashed on their own) make it peer_exited;
@@ -39,10 +47,14 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
         laggers = set(status.filter(pl.col("last_enqueued") < seq)["rank"].to_list())
         absent: set[int] = set()
         default = pgk in ("0", "default_pg") or "default_pg" in pgk
-        if world and default and len(waiting) >= max(1, world // 2):
-            absent = set(range(world)) - waiting - laggers - set(per_rank["rank"].to_list())
+        # without a stated size, the ranks below the highest one seen still exist (ranks count from 0):
+        # an excerpt of ranks 1-3 timing out leaves rank 0, not a guess above them (one rank's timeout alone
+        # is one rank's view: it says nothing about the others)
+        size = world or (max(ranks_seen | waiting) + 1 if len(waiting) >= 2 else None)
+        if size and default and len(waiting) >= max(1, size // 2):
+            absent = set(range(size)) - waiting - laggers - set(per_rank["rank"].to_list())
             unseen = absent - ranks_seen
-            if len(unseen) > max(1, NEVER_SEEN_SHARE * world):
+            if len(unseen) > max(1, NEVER_SEEN_SHARE * size):
                 absent -= unseen  # these left no log at all: say so elsewhere, do not blame them
         culprits = laggers | absent
         if not culprits or len(culprits) >= max(len(waiting), 2):
@@ -50,10 +62,11 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
         evidence = group.filter((pl.col("seq") == seq) | pl.col("rank").is_in(list(laggers)))
         ops = group.filter((pl.col("seq") == seq) & pl.col("op").is_not_null())["op"]
         op = ops.mode().sort()[0] if len(ops) else None
-        confidence = 0.8 if laggers else (0.7 if absent <= ranks_seen else 0.55)
+        confidence = 0.8 if laggers else (0.7 if absent <= ranks_seen else 0.55 if world else 0.45)
         out.append(make_finding(
             "AN-COLLECTIVE-ABSENT", lang, evidence, ranks=culprits, hosts=hosts_of(culprits, rank_hosts),
-            confidence=confidence, category="peer_exited" if culprits <= set(dead) else None, seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
+            confidence=confidence, category=_category(culprits, dead, inferred=not world and bool(absent - ranks_seen)),
+            seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
             lagging=rank_list(laggers) if laggers else NONE, silent=rank_list(absent) if absent else NONE))
     return out
 

@@ -7,6 +7,10 @@ When the logs show that the job ran on one node — one host, its NCCL connectio
 (``via P2P/…``, ``via SHM/…``, ``direct pointer``) and none ``via NET/…``, or every rank of a known world
 size on that host — an ``ib_fallback`` warning is demoted to context. With no such evidence (a single
 node's excerpt of a multi-node job looks the same) the finding stays.
+
+The other way round: when the logs show two or more hosts and NCCL's socket transport runs over an IPoIB
+interface (``ib0``…), the nodes have InfiniBand that NCCL is not using, so a socket or missing-libibverbs
+context line becomes the ``ib_fallback`` cause it is (NCCL_IB_DISABLE=1 stays context: someone chose it).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import polars as pl
 from nccllens.report.model import Finding, JobModel
 
 CATEGORY = "ib_fallback"
+CHOSEN = ("NL-IB-011",)  # NCCL_IB_DISABLE=1: a choice, not a fallback
+_IPOIB = r"^ib[\w.]*$"
 
 
 def _hosts(events: pl.DataFrame) -> set[str]:
@@ -56,3 +62,22 @@ def quiet_one_node_fallback(findings: list[Finding], events: pl.DataFrame, job: 
     for f in fallback:
         f.severity, f.role = "info", "context"
         f.confidence = round(min(f.confidence, 0.3), 2)
+
+
+def uses_ipoib_between_nodes(events: pl.DataFrame) -> bool:
+    """Two or more hosts in NCCL's lines and a socket transport over an ``ib*`` interface."""
+    nccl = events.filter(pl.col("family").cast(pl.String) == "nccl") if events.height else events
+    if len(_hosts(nccl)) < 2:
+        return False
+    sockets = nccl.filter(pl.col("kind").cast(pl.String) == "nccl.net_socket")
+    return bool(sockets.height and sockets["iface"].cast(pl.String).str.contains(_IPOIB).any())
+
+
+def raise_ipoib_fallback(findings: list[Finding], events: pl.DataFrame) -> None:
+    """Promote (in place) socket / no-RDMA context findings of a multi-node job that talks over IPoIB."""
+    quiet = [f for f in findings if f.category == CATEGORY and f.severity == "info" and f.rule not in CHOSEN]
+    if not quiet or not uses_ipoib_between_nodes(events):
+        return
+    for f in quiet:
+        f.severity, f.role = "warning", "cause"
+        f.confidence = round(max(f.confidence, 0.5), 2)

@@ -26,6 +26,7 @@ FAMILY = "nccl"
 PREFILTER = (
     r"NCCL WARN|NCCL CALL |NCCL version \d+\.\d+\.\d+\S*\+cuda"
     r"|NCCL (?:INFO|TRACE) (?:\[Rank \d+\] )?(?:" + PREFILTER_BODIES + r")"
+    r"|[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+\.cu:\d+ WARN |INFO (?:" + PREFILTER_BODIES + r"))"  # NCCL 2.0-2.2
 )
 
 _BANNER_VERSION = re.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+\S*?\+cuda\d+\.\d+)")
@@ -81,7 +82,7 @@ def _warn_event(line: Line, pre: NcclPrefix) -> dict:
 
 def _one(line: Line) -> dict | None:
     message = line.message
-    if "NCCL" not in message:
+    if "NCCL" not in message and " INFO " not in message and " WARN " not in message:
         return None
     pre = split_prefix(message)
     if pre is None:

@@ -65,6 +65,11 @@ def _socket_using(m: re.Match) -> dict:
             "peer": found[0][1] if found else None}
 
 
+def _old_socket_using(m: re.Match) -> dict:
+    iface, _, addr = m["devs"].partition(":")
+    return {"value": m["devs"], "iface": iface, "peer": addr}
+
+
 def _version(m: re.Match) -> dict:
     return {"version": f"nccl {m['ver']}"}
 
@@ -118,7 +123,8 @@ BODIES: list[tuple[str, str, Fields]] = [
     ("nccl.net_ib_none", r"NET/IB ?: No device found", _nothing),
     ("nccl.net_ib", r"NET/IB ?: Using (?P<devs>(?:\[\d+\]\S+ ?)+)[^;]*(?:; OOB (?P<oob>[^\s:]+):\S+)?", _ib_using),
     ("nccl.net_socket", r"NET/Socket ?: Using (?P<devs>(?:\[\d+\]\S+ ?)+)", _socket_using),
-    ("nccl.using_network", r"Using network (?P<net>\S.*)", _network),
+    ("nccl.net_socket", r"NET : Using interface (?P<devs>[^\s:]+:\S+)", _old_socket_using),  # NCCL 2.0-2.2
+    ("nccl.using_network", r"Using (?:network|internal Network) (?P<net>\S.*)", _network),
     ("nccl.env", r"(?P<var>NCCL_[A-Z0-9_]+) set (?:by environment )?to (?P<val>.*?)\.?\s*$", _env),
     ("nccl.connected", r"Connected (?P<what>all rings|all trees|NVLS tree|CollNet\w*|all \w+)", _connected),
     ("nccl.backtrace", r"(?P<file>[^\s:]+):(?P<line>\d+)(?: \((?P<func>[^)]*)\))? -> (?P<code>-?\d+)"

@@ -9,6 +9,8 @@
 - 2.26+: an optional ``[YYYY-MM-DD HH:MM:SS(.f)] `` wall-clock stamp before the host
 - a paste that kept only ``[dev] NCCL INFO <body>`` of the prefix (no host, pid or tid)
 - the bare banner ``NCCL version 2.x.y+cudaX.Y`` (no host prefix; 2.26+ may stamp it too)
+- before 2.3, the level without ``NCCL``: ``host:pid:tid [dev] INFO <body>``,
+  ``host:pid:tid [dev] FILE:LINE WARN <body>`` (only with the whole ``host:pid:tid [dev]`` prefix)
 
 ``[dev]`` is the CUDA device of the calling thread, never the rank: it is parsed and dropped.
 """
@@ -28,6 +30,11 @@ _LINE = re.compile(
     r"(?:(?P<elapsed>\d+\.\d+) )?"
     r"(?:(?P<src>[^\s:]+):(?P<srcline>\d+) (?:\((?P<func>[^)]*)\) )?)?"
     r"NCCL (?P<lvl>INFO|WARN|TRACE|CALL)(?: (?P<body>.*))?$"
+)
+# NCCL 2.0-2.2 printed the level without "NCCL"; the full prefix (host, pid, tid, device) must be there
+_OLD = re.compile(
+    r"(?:^|\s)(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
+    r"(?:(?P<src>[^\s:]+\.cu):(?P<srcline>\d+) (?=WARN))?(?P<lvl>INFO|WARN) (?P<body>.*)$"
 )
 _BANNER = re.compile(r"^(?:" + _STAMP + r")?(?P<body>NCCL version \d+\.\d+\.\d+\S*\+cuda\d+\.\d+.*)$")
 
@@ -68,13 +75,15 @@ def parse_stamp(text: str | None) -> datetime | None:
 def split_prefix(message: str) -> NcclPrefix | None:
     """Find the NCCL prefix anywhere in ``message`` (a launcher prefix may remain in front)."""
     m = _LINE.search(message)
+    if m is None and (" INFO " in message or " WARN " in message):
+        m = _OLD.search(message)
     if m is None:
         b = _BANNER.match(message.strip())
         if b is None:
             return None
         return NcclPrefix("BANNER", b["body"].strip(), ts=parse_stamp(b["ts"]))
     src = f"{m['src']}:{m['srcline']}" if m["src"] else None
-    elapsed = float(m["elapsed"]) if m["elapsed"] else None
+    elapsed = float(m["elapsed"]) if m.groupdict().get("elapsed") else None
     return NcclPrefix(
         kind=m["lvl"],
         body=(m["body"] or "").rstrip(),
@@ -82,7 +91,7 @@ def split_prefix(message: str) -> NcclPrefix | None:
         pid=int(m["pid"]) if m["pid"] else None,
         tid=int(m["tid"]) if m["tid"] else None,
         src=src,
-        func=m["func"],
+        func=m.groupdict().get("func"),
         elapsed_ms=elapsed,
-        ts=parse_stamp(m["ts"]),
+        ts=parse_stamp(m.groupdict().get("ts")),
     )

@@ -23,3 +23,26 @@ def test_ib_disabled_on_a_one_node_job_whose_connections_are_all_intra_node_is_c
 def test_a_job_whose_connections_cross_nodes_keeps_its_socket_fallback():
     # a DeepSpeed job in Docker without the IB devices: inter-node channels over sockets
     assert ("NL-IB-008", "warning", "cause") in _fallback("deepspeed_docker_ibv_open_device_failed_socket")
+
+
+# source: https://github.com/horovod/horovod/issues/288 (NCCL 2.2.12, two hosts, Docker without MLNX_OFED)
+OLD_NCCL_TWO_HOSTS = """\
+C4140-V100-1:24:201 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]
+C4140-V100-1:24:201 [0] INFO Using internal Network Socket
+C4140-V100-1:24:201 [0] INFO NET : Using interface ib0:192.168.11.1<0>
+C4140-V100-2:24:229 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]
+C4140-V100-2:24:229 [0] INFO Using internal Network Socket
+"""
+
+
+def test_sockets_over_ipoib_between_two_hosts_are_the_fallback_cause(tmp_path):
+    (tmp_path / "console.log").write_text(OLD_NCCL_TWO_HOSTS)
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "ib_fallback"
+    assert set(report.findings[0].hosts) == {"C4140-V100-1", "C4140-V100-2"}
+
+
+def test_sockets_over_ipoib_on_one_host_stay_context():
+    # https://github.com/microsoft/MeshTransformer/issues/38: one 8-GPU node, NET/Socket over ib0, libibverbs missing
+    found = _fallback("healthy_meshtransformer_aml_mpi_libibverbs_warn")
+    assert found and all(sev == "info" for _, sev, _ in found)

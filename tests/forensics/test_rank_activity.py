@@ -38,8 +38,12 @@ WEATHERGEN = """\
 def test_the_highest_rank_seen_is_no_world_size(tmp_path):
     report = _analyze(tmp_path, {"train.log": WEATHERGEN})
     assert report.job.world_size is None
-    assert not [f for f in report.findings if f.rule in ("AN-COLLECTIVE-ABSENT", "AN-NO-LOGS")]
+    assert not [f for f in report.findings if f.rule == "AN-NO-LOGS"]
+    # rank 0 exists (ranks count from 0) and is not among those waiting: named, but as the timeout it is,
+    # since nothing says whether it diverged, died or is slow
     assert report.findings[0].category == "collective_timeout"
+    absent = [f for f in report.findings if f.rule == "AN-COLLECTIVE-ABSENT"]
+    assert absent and absent[0].ranks == [0] and absent[0].category == "collective_timeout"
 
 
 # fixtures/public/sglang_pd_bootstrap_linklocal_169254: the lines name their host; the file name suggests "node2"
@@ -302,3 +306,24 @@ def test_a_restart_that_fails_in_set_up_is_no_divergence(tmp_path):
     log = (PUBLIC / "single_node_restart_after_sigkill_fails" / "node-a" / "console.log").read_text()
     report = _analyze(tmp_path, {"node-a/console.log": log})
     assert not [f for f in report.findings if f.rule == "AN-TRACEBACK-DIVERGENCE"]
+
+
+# source: https://github.com/meta-pytorch/torchtune/issues/1165 (ranks 1-3 time out; rank 0 is saving a checkpoint)
+RANKS_1_TO_3_TIME_OUT = """\
+[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpType=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeout(ms)=600000) ran for 600055 milliseconds before timing out.
+[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpType=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeout(ms)=600000) ran for 600059 milliseconds before timing out.
+[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpType=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeout(ms)=600000) ran for 600086 milliseconds before timing out.
+"""
+
+
+def test_without_a_stated_size_the_ranks_below_the_highest_seen_still_exist(tmp_path):
+    (tmp_path / "train.log").write_text(RANKS_1_TO_3_TIME_OUT)
+    report = nccllens.analyze(str(tmp_path))
+    absent = next(f for f in report.findings if f.rule == "AN-COLLECTIVE-ABSENT")
+    assert absent.ranks == [0]
+
+
+def test_one_rank_timing_out_alone_names_no_absent_rank(tmp_path):
+    (tmp_path / "train.log").write_text(RANKS_1_TO_3_TIME_OUT.splitlines()[0] + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert not any(f.rule == "AN-COLLECTIVE-ABSENT" for f in report.findings)

@@ -266,3 +266,19 @@ def test_duplicate_gpu_names_both_ranks_and_they_are_the_culprits_on_that_host()
     case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "accelerate_slurm_two_procs_per_gpu_duplicate_gpu_qgpu2018"
     top = nccllens.analyze(str(case)).findings[0]
     assert (top.rule, top.ranks, top.hosts) == ("NL-NCCL-004", [4, 5, 6, 7], ["qgpu2018"])
+
+
+def test_nccl_2_2_lines_without_the_nccl_word_are_nccl_lines():
+    # source: https://github.com/horovod/horovod/issues/288 (NCCL 2.2.12)
+    from nccllens.extract import events_from_text
+
+    events = events_from_text(
+        "C4140-V100-1:24:201 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]\n"
+        "C4140-V100-1:24:201 [0] INFO NET : Using interface ib0:192.168.11.1<0>\n"
+        "2019-01-01 12:00:00 INFO Using interface eth0 for training\n")
+    kinds = dict(zip(events["kind"].cast(str).to_list(), events["host"].cast(str).to_list()))
+    assert kinds.get("nccl.warn") == "C4140-V100-1"
+    assert "nccl.net_socket" in kinds
+    socket = events.filter(events["kind"].cast(str) == "nccl.net_socket").row(0, named=True)
+    assert socket["iface"] == "ib0"
+    assert events.filter(events["family"].cast(str) == "nccl").height == 2  # a plain "INFO" log line is not NCCL's
