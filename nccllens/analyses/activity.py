@@ -280,10 +280,13 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
         evidence, stuck = waits, f"collective 1 ({waits['op'].drop_nulls().first() or '?'})"
     elif bench.height and not bench.filter(pl.col("kind").is_in(["progress.bench_row", "progress.bench_done"])).height:
         # the column header comes once the communicators are up: a header without a row is the first
-        # size's collective; without the header, NCCL lines must show init got that far
+        # size's collective
         table = bench.filter(pl.col("kind") == "progress.bench_table")
         nccl = events.filter(pl.col("family") == "nccl")
-        if errors.height or not (table.height or nccl.height):
+        # without the column header, NCCL must show its communicators came up (a paste that stops during
+        # init is cut, not stuck in a collective)
+        ready = nccl.filter(pl.col("kind").is_in(["nccl.init_complete", "nccl.connected"]))
+        if errors.height or not (table.height or ready.height):
             return []
         evidence = pl.concat([bench, nccl.sort(["file", "line"]).tail(2)]) if not table.height else bench
         stuck = "the first nccl-tests size"

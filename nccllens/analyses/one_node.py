@@ -1,4 +1,4 @@
-"""Sockets on one node: a missing RDMA device matters only between nodes.
+"""Sockets on one node: a missing RDMA device, or a loopback interface, matters only between nodes.
 
 NCCL's network transport (IB/RoCE, EFA, or TCP sockets) carries only inter-node traffic; GPUs of one
 node talk over P2P, NVLink or shared memory. So ``NET/IB : No device found``, ``Using network Socket``,
@@ -6,7 +6,8 @@ node talk over P2P, NVLink or shared memory. So ``NET/IB : No device found``, ``
 When the logs show that the job ran on one node — one host, its NCCL connections all intra-node
 (``via P2P/…``, ``via SHM/…``, ``direct pointer``) and none ``via NET/…``, or every rank of a known world
 size on that host — an ``ib_fallback`` warning is demoted to context. With no such evidence (a single
-node's excerpt of a multi-node job looks the same) the finding stays.
+node's excerpt of a multi-node job looks the same) the finding stays. The same holds for NCCL
+advertising a host-local interface (``lo``, ``docker0``): only other nodes cannot reach it.
 
 The other way round: when the logs show two or more hosts and NCCL's socket transport runs over an IPoIB
 interface (``ib0``…), the nodes have InfiniBand that NCCL is not using, so a socket or missing-libibverbs
@@ -20,6 +21,7 @@ import polars as pl
 from nccllens.report.model import Finding, JobModel
 
 CATEGORY = "ib_fallback"
+HOST_LOCAL_IFACE = ("NL-NET-007",)  # a loopback / bridge interface: unreachable from other nodes only
 CHOSEN = ("NL-IB-011",)  # NCCL_IB_DISABLE=1: a choice, not a fallback
 _IPOIB = r"^ib[\w.]*$"
 
@@ -47,6 +49,9 @@ def ran_on_one_node(events: pl.DataFrame, job: JobModel, summaries: pl.DataFrame
         return False  # an inter-node connection
     if vias:
         return True  # connections were built, all of them inside the node
+    members = events.filter(pl.col("kind").cast(pl.String) == "progress.bench_rank")
+    if members.height and set(members["host"].cast(pl.String).drop_nulls().to_list()) <= hosts:
+        return True  # nccl-tests lists every rank of the test with its host
     ws = job.world_size
     if ws and len(job.rank_hosts) >= ws and set(job.rank_hosts.values()) <= hosts:
         return True
@@ -55,8 +60,9 @@ def ran_on_one_node(events: pl.DataFrame, job: JobModel, summaries: pl.DataFrame
 
 def quiet_one_node_fallback(findings: list[Finding], events: pl.DataFrame, job: JobModel,
                             summaries: pl.DataFrame | None) -> None:
-    """Demote (in place) RDMA/socket findings of a job that ran on one node."""
-    fallback = [f for f in findings if f.category == CATEGORY and f.severity in ("warning", "error")]
+    """Demote (in place) RDMA/socket and host-local-interface findings of a job that ran on one node."""
+    fallback = [f for f in findings if (f.category == CATEGORY or f.rule in HOST_LOCAL_IFACE)
+                and f.severity in ("warning", "error")]
     if not fallback or not ran_on_one_node(events, job, summaries):
         return
     for f in fallback:

@@ -6,7 +6,10 @@
   process to do so was:`` / ``Process name: [[28465,1],3]`` / ``Exit code: 1`` (the lines that follow) →
   ``openmpi.process_exit`` with that rank and ``exit_code``;
 - ``A process or daemon was unable to complete a TCP connection`` / ``to another process:`` /
-  ``Local host: a`` / ``Remote host: b`` → ``openmpi.tcp_unreachable`` on host ``a`` with ``peer`` ``b``.
+  ``Local host: a`` / ``Remote host: b`` → ``openmpi.tcp_unreachable`` on host ``a`` with ``peer`` ``b``;
+- ``ORTE has lost communication with a remote daemon.`` (``PRTE`` in Open MPI 5) / ``HNP daemon : [..] on node a``
+  / ``Remote daemon: [..] on node b``, and Open MPI 3's ``ORTE has lost communication with its daemon located on
+  node:`` / ``hostname:  b`` → ``openmpi.lost_daemon`` with ``peer`` ``b`` (the node whose daemon went away).
 
 The launcher's own name comes first (``mpirun``, ``mpirun.real``, ``orterun``, ``prterun``, ``mpiexec``).
 """
@@ -22,7 +25,7 @@ FAMILY = "openmpi"
 
 PREFILTER = (r"noticed that process rank \d+ with PID \d+ on node "
              r"|detected that one or more processes exited with non-zero status"
-             r"|unable to complete a TCP connection")
+             r"|unable to complete a TCP connection|[OP]RTE has lost communication with (?:a remote|its) daemon")
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
            11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
@@ -32,6 +35,8 @@ _PROCESS = re.compile(r"Process name:\s*\[\[\d+,\d+\],(?P<rank>\d{1,7})\]")
 _EXIT = re.compile(r"Exit code:\s*(?P<code>-?\d+)")
 _LOCAL = re.compile(r"Local host:\s*(?P<h>\S+)")
 _REMOTE = re.compile(r"Remote host:\s*(?P<h>\S+)")
+_LOST_PEER = re.compile(r"Remote daemon\s*:.*? on node (?P<h>\S+)|^\s*hostname:\s*(?P<h2>\S+)")
+_LOST_HNP = re.compile(r"HNP daemon\s*:.*? on node (?P<h>\S+)")
 
 
 def _after(line: Line, ctx: FileContext, n: int) -> list[str]:
@@ -75,6 +80,18 @@ def _tcp(line: Line, ctx: FileContext, body: str) -> dict:
     return event
 
 
+def _lost(line: Line, ctx: FileContext, body: str) -> dict:
+    event = event_for(line, "openmpi.lost_daemon", level="error", message=body)
+    for text in _after(line, ctx, 8):
+        hnp, peer = _LOST_HNP.search(text), _LOST_PEER.search(text)
+        if hnp and not line.host:
+            event["host"] = hnp["h"]
+        if peer:
+            event["peer"] = peer["h"] or peer["h2"]
+            break
+    return event
+
+
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         body = line.message.strip()
@@ -85,6 +102,8 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 event = _first_failed(line, ctx, body)
             elif "unable to complete a TCP connection" in body:
                 event = _tcp(line, ctx, body)
+            elif "has lost communication with" in body:
+                event = _lost(line, ctx, body)
             else:
                 continue
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events

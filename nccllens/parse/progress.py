@@ -23,6 +23,8 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
 - ``progress.bench_start`` / ``progress.bench_table`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests'
   ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
+- ``progress.bench_rank``: a ``#  Rank  0 Group  0 Pid  9822 on host device  0 [...]`` line of that header
+  (``rank``, ``host``, ``pid``): who takes part and where.
 
 A rank stated in the message itself (``[rank 3]``, ``rank 3:``, ``[Rank 3]``) wins over the path's.
 """
@@ -37,7 +39,7 @@ from nccllens.parse.base import FileContext, Line, event_for
 FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
-             r"|# Using devices|# Avg bus bandwidth|# Out of bounds values|#\s+out-of-place\s+in-place"
+             r"|# Using devices|#\s+Rank\s+\d+ (?:Group\s+\d+ )?Pid\s+\d+ on |# Avg bus bandwidth|# Out of bounds values|#\s+out-of-place\s+in-place"
              r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished training\b"
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
@@ -56,6 +58,9 @@ BENCH = re.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|O
                    r"|^#\s+(?P<table>out-of-place)\s+in-place"
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
+
+BENCH_RANK = re.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)"
+                        r"\s+device\s+(?P<dev>\d+)")
 
 BAR = re.compile(
     r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)"
@@ -112,6 +117,11 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
         if finished:
             yield event_for(line, "progress.finished", level="debug", message=text.strip()[:300],
                             pid=int(finished["pid"]) if finished["pid"] else None)
+            continue
+        member = BENCH_RANK.search(text)
+        if member:
+            yield event_for(line, "progress.bench_rank", level="debug", message=text.strip()[:300],
+                            rank=int(member["rank"]), host=member["host"], pid=int(member["pid"]))
             continue
         bench = BENCH.search(text)
         if bench:

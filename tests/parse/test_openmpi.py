@@ -49,3 +49,21 @@ def test_the_unreachable_remote_host_is_the_culprit():
     top = report.findings[0]
     assert report.verdict.category == "network_unreachable"
     assert (top.rule, top.hosts) == ("NL-NET-012", ["test-openmpi-worker-14.mpi-test.tfworkflow"])
+
+
+def test_a_lost_daemon_names_the_node_it_ran_on():
+    from nccllens.extract import events_from_text
+
+    # source: https://github.com/NVIDIA/nccl-tests/issues/299 (Open MPI 5, PRTE)
+    prte = events_from_text(
+        "PRTE has lost communication with a remote daemon.\n\n"
+        "  HNP daemon   : [prterun-yj-videogen-multinode-job-master-0-34@0,0] on node yj-videogen-multinode-job-master-0\n"
+        "  Remote daemon: [prterun-yj-videogen-multinode-job-master-0-34@0,1] on node (worker_ip)\n")
+    lost = prte.filter(prte["kind"].cast(str) == "openmpi.lost_daemon").row(0, named=True)
+    assert lost["peer"] == "(worker_ip)" and lost["host"] == "yj-videogen-multinode-job-master-0"
+    # source: https://github.com/aws/aws-parallelcluster/issues/301 (Open MPI 3)
+    orte = events_from_text(
+        " ORTE has lost communication with its daemon located on node:\n\n"
+        "   hostname:  ip-10-15-20-17.ec2.internal\n")
+    lost = orte.filter(orte["kind"].cast(str) == "openmpi.lost_daemon").row(0, named=True)
+    assert lost["peer"] == "ip-10-15-20-17.ec2.internal"
