@@ -280,13 +280,11 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
         evidence, stuck = waits, f"collective 1 ({waits['op'].drop_nulls().first() or '?'})"
     elif bench.height and not bench.filter(pl.col("kind").is_in(["progress.bench_row", "progress.bench_done"])).height:
         # the column header comes once the communicators are up: a header without a row is the first
-        # size's collective
+        # size's collective; without the header, NCCL lines must show init got that far (a paste that stops
+        # during init looks the same whether it hung there or was cut: the hang is the reading a ticket needs)
         table = bench.filter(pl.col("kind") == "progress.bench_table")
         nccl = events.filter(pl.col("family") == "nccl")
-        # without the column header, NCCL must show its communicators came up (a paste that stops during
-        # init is cut, not stuck in a collective)
-        ready = nccl.filter(pl.col("kind").is_in(["nccl.init_complete", "nccl.connected"]))
-        if errors.height or not (table.height or ready.height):
+        if errors.height or not (table.height or nccl.height):
             return []
         evidence = pl.concat([bench, nccl.sort(["file", "line"]).tail(2)]) if not table.height else bench
         stuck = "the first nccl-tests size"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import hosts_of, make_finding, rank_list
+from nccllens.analyses.common import PerLang, hosts_of, make_finding, rank_list
 from nccllens.job import WorldSize
 from nccllens.repeats import latest
 from nccllens.report.model import Finding, RankStatus
@@ -142,3 +142,28 @@ def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], 
         out.append(make_finding("AN-SILENT-RANK", lang, evidence, ranks=ranks, hosts=[host], first_seen=last,
                                 failed=rank_list(failed_ranks)))
     return out
+
+
+def store_barrier_stuck(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """``Waiting in store based barrier … (world_size=W, worker_count=N)`` with no ``Completed store-based
+    barrier`` for that key: init_process_group never saw every rank. The ranks that never came are named when
+    the waiters account for everyone else."""
+    waits = events.filter(pl.col("kind") == "torch.store_barrier_wait")
+    if not waits.height:
+        return []
+    done = set(events.filter(pl.col("kind") == "torch.store_barrier_done")["key"].drop_nulls().to_list())
+    stuck = waits.filter(~pl.col("key").is_in(list(done)))
+    if not stuck.height:
+        return []
+    last = stuck.sort(["ts", "file", "line"], nulls_last=True).row(-1, named=True)
+    world = int(last["nranks"] or 0)
+    joined = str(last["value"] or "").split("/")[0]
+    waiting = {int(r) for r in stuck["rank"].drop_nulls().to_list()}
+    absent = sorted(set(range(world)) - waiting) if 0 < world <= 4096 else []
+    if not joined.isdigit() or not world:
+        return []
+    if len(absent) != world - int(joined):
+        absent = []
+    return [make_finding("AN-STORE-BARRIER-STUCK", lang, stuck.head(3), ranks=absent, hosts=hosts_of(absent, rank_hosts),
+                         joined=joined, world=world, key=str(last["key"]),
+                         absent=f"rank {rank_list(absent)}" if absent else PerLang(en="the other ranks", zh="其余的 rank"))]

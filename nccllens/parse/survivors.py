@@ -260,6 +260,18 @@ _RECORD_START = re.compile(r"[^\s:\[\]]+:\d+:\d+ |Traceback |(?:[A-Za-z_][\w.]*)
                            r"NCCL |\w+ \d\d-\d\d \d\d:")
 
 
+_DIGITS = re.compile(r"\d")
+SHAPE_CHARS = 16  # a line that starts like the head (digits aside) is the same writer's next record
+
+
+def _same_start(line: str, head: str) -> bool:
+    """``[2023-07-14 18:21:41,193][...`` after ``[2023-07-14 18:21:31,182][...``: a log header this module
+    does not know, repeated, is a record of its own, not the head's wrapped tail."""
+    if len(line) < SHAPE_CHARS or len(head) < SHAPE_CHARS:
+        return False
+    return _DIGITS.sub("0", line[:SHAPE_CHARS]) == _DIGITS.sub("0", head[:SHAPE_CHARS]) and not line[:1].isalpha()
+
+
 def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: int | None,
            wrap: int | None = None) -> tuple[str, list[int]]:
     """``raw`` rejoined with the lines a terminal hard-wrapped off it, and the rows taken.
@@ -278,7 +290,7 @@ def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: in
         if r >= end:
             return raw, []
         nxt_line, nxt = frame["line"][r], frame["raw"][r]
-        if nxt_line != line_no + k or _starts_a_record(nxt):
+        if nxt_line != line_no + k or _starts_a_record(nxt) or _same_start(nxt, raw):
             return raw, []
         text += nxt
         taken.append(r)

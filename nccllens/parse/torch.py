@@ -42,7 +42,7 @@ _PHRASES = (
     r"client socket has (?:timed out|failed to connect)|TCP client failed to connect|server socket has failed|"
     r"server could not be initialized|network addresses of \(|(?:recvValue\w*|recvBytes|sendBytes) failed on Socket|"
     r"should dump\" flag|waitForInput: socket|TCPStoreMasterDaemon",
-    r"wait timeout after \d+ms|waiting for clients\.|Socket Timeout|Timeout waiting for key|store based barrier on rank|"
+    r"wait timeout after \d+ms|waiting for clients\.|Socket Timeout|Timeout waiting for key|store based barrier on rank|Waiting in store based barrier|Completed store-based barrier|"
     r"Stop_waiting response|(?:DistNetworkError|RuntimeError): (?:Connection reset by peer|Broken pipe|[Ff]ailed to "
     r"recv|connect\(\) timed out)",
     r"Detected mismatch between collectives|failed to pass monitoredBarrier|reached monitoredBarrier, but|"

@@ -22,6 +22,12 @@ _BARRIER = re.compile(
     r"Timed out initializing process group in store based barrier on rank:? (?P<r>\d+), for key: (?P<key>\S+) "
     r"\(world_size=(?P<w>\d+), (?:worker_count|num_workers_joined)=(?P<n>\d+), timeout=(?P<t>[^)]*)\)"
 )
+# PyTorch ≤ 2.0 prints this every 10 s while init_process_group waits for the others, then "Completed"
+_BARRIER_WAIT = re.compile(
+    r"Waiting in store based barrier to initialize process group for rank: (?P<r>\d+), key: (?P<key>\S+) "
+    r"\(world_size=(?P<w>\d+), worker_count=(?P<n>\d+), timeout=(?P<t>[^)]*)\)"
+)
+_BARRIER_DONE = re.compile(r"(?:Rank (?P<r>\d+): )?Completed store-based barrier for key:\s*(?P<key>\S+) with (?P<w>\d+) nodes")
 _WAIT_INPUT = re.compile(r"waitForInput: socket SocketImpl\([^)]*remote=(?P<peer>[^)\s]+)\) timed out after (?P<ms>\d+)ms")
 _CLIENT_TIMEOUT = re.compile(
     r"The client socket has timed out after (?P<n>\d+)(?P<unit>ms|s) while trying to connect to "
@@ -92,6 +98,16 @@ def classify_store(body: str) -> dict | None:
     if m:
         return {"kind": "torch.store_timeout", "key": m["key"], "nranks": int(m["w"]),
                 "value": f"{m['n']}/{m['w']} joined", "timeout_ms": duration_ms(m["t"]), "_self_rank": int(m["r"])}
+    m = _BARRIER_WAIT.search(body)
+    if m:
+        return {"kind": "torch.store_barrier_wait", "key": m["key"], "nranks": int(m["w"]), "level": "info",
+                "value": f"{m['n']}/{m['w']} joined", "timeout_ms": duration_ms(m["t"]), "_self_rank": int(m["r"])}
+    m = _BARRIER_DONE.search(body)
+    if m:
+        out = {"kind": "torch.store_barrier_done", "key": m["key"], "nranks": int(m["w"]), "level": "info"}
+        if m["r"]:  # a prefix reader may have taken "Rank 0: " as the line's rank already
+            out["_self_rank"] = int(m["r"])
+        return out
     m = _WAIT_KEYS.search(body)
     if m:
         out = {"kind": "torch.store_timeout", "timeout_ms": int(m["ms"]), "key": m["keys"]}

@@ -327,3 +327,28 @@ def test_one_rank_timing_out_alone_names_no_absent_rank(tmp_path):
     (tmp_path / "train.log").write_text(RANKS_1_TO_3_TIME_OUT.splitlines()[0] + "\n")
     report = nccllens.analyze(str(tmp_path))
     assert not any(f.rule == "AN-COLLECTIVE-ABSENT" for f in report.findings)
+
+
+# source: https://github.com/uzh-rpg/RVT/issues/18 (PyTorch ≤ 2.0 store-based barrier, Lightning + Hydra, 2 GPUs)
+BARRIER_WAIT = """\
+[2023-07-14 18:21:31,182][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)
+[2023-07-14 18:21:41,193][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)
+"""
+
+
+def test_a_store_barrier_that_never_completes_names_the_rank_that_never_came(tmp_path):
+    (tmp_path / "run.log").write_text(BARRIER_WAIT)
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "rendezvous_timeout"
+    assert report.findings[0].ranks == [1]
+    assert "1 of 2 ranks" in report.findings[0].title
+
+
+def test_a_store_barrier_that_completes_is_no_finding(tmp_path):
+    # the completion line: "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 2 nodes."
+    # (synthetic: built from that format string, torch 1.13 distributed_c10d.py _store_based_barrier)
+    (tmp_path / "run.log").write_text(
+        BARRIER_WAIT + "[2023-07-14 18:21:45,000][torch.distributed.distributed_c10d][INFO] - Rank 0: Completed "
+        "store-based barrier for key:store_based_barrier_key:1 with 2 nodes.\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert not any(f.rule == "AN-STORE-BARRIER-STUCK" for f in report.findings)
