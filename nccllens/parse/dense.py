@@ -78,8 +78,25 @@ def _who(rows: pl.DataFrame, regex: str) -> pl.DataFrame:
     same = raw.str.starts_with(head).fill_null(False)
     if not same.all():
         others = (~same).arg_true()
-        head = head.scatter(others, raw.gather(others).str.extract(regex, 1).fill_null(""))
+        head = head.scatter(others, _extract_who(raw.gather(others), regex))
     return rows.with_columns(head.alias("who"))
+
+
+# a rank tag at the start of a line is the leftmost match of ``_TAG_WHO`` (its first branch), and ends at the
+# line's first ']': found by a literal search and checked on the short text, not by a capturing search
+_TAG_AT_START = r"^\[(?:rank|default)\d+\]$"
+
+
+def _extract_who(texts: pl.Series, regex: str) -> pl.Series:
+    """``regex``'s group 1 in each of ``texts`` ("" where it has none)."""
+    if regex != _TAG_WHO:
+        return texts.str.extract(regex, 1).fill_null("")
+    lead = texts.str.slice(0, texts.str.find("]", literal=True) + 1)
+    tagged = lead.str.contains(_TAG_AT_START).fill_null(False)
+    if tagged.all():
+        return lead
+    rest = (~tagged).arg_true()
+    return lead.scatter(rest, texts.gather(rest).str.extract(regex, 1).fill_null(""))
 
 
 def _head(regex: str, text: str | None) -> str | None:
