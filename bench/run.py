@@ -109,6 +109,7 @@ def _warm(corpus: Path) -> None:
 
 def _analyze(corpus: Path) -> dict:
     # the installed script's entry point (nccllens.main), as `nccllens analyze` runs it
+    load = os.getloadavg()[0]  # the machine is shared: how busy it was when this run started
     wall, peak, proc, cpu = _timed([sys.executable, "-m", "nccllens.main", "analyze", str(corpus), "--format",
                                     "json", "--exit-zero"])
     size = _du(corpus)
@@ -117,7 +118,7 @@ def _analyze(corpus: Path) -> dict:
     exp = (corpus / "expected.toml").read_text()
     ok = f'category = "{report.get("verdict", {}).get("category")}"' in exp
     return {"wall": wall, "cpu": cpu, "mbps": size / wall / 1e6, "rss_mib": peak / 1024, "bytes": size,
-            "top": f'{top.get("category")} {top.get("hosts")} {top.get("ranks", [])[:4]}', "correct": ok,
+            "top": f'{top.get("category")} {top.get("hosts")} {top.get("ranks", [])[:4]}', "correct": ok, "load": load,
             "error": proc.stderr[-300:] if proc.returncode else ""}
 
 
@@ -186,6 +187,7 @@ def main() -> None:
         res["rss_mib"] = max(r["rss_mib"] for r in runs)  # the highest peak of any run
         res["correct"] = all(r["correct"] for r in runs)
         res["walls"] = [r["wall"] for r in runs]
+        res["loads"] = [r["load"] for r in runs]
         res["cpu"] = statistics.median(r["cpu"] for r in runs)
         rg = statistics.median(w for w, _ in rgs) if all(rgs) else None
         res["rg"] = rg
@@ -197,14 +199,17 @@ def main() -> None:
     lines = [
         "# Benchmark results", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"{platform.platform()}; ripgrep: {shutil.which('rg') or 'absent'}", "",
+        f"{platform.platform()}; ripgrep: {shutil.which('rg') or 'absent'}; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",
         f"Each command ran {repeat} times, interleaved with the other: wall times are medians (every nccllens "
         "run in the last column), peak RSS the highest of the runs. nccllens keeps its prefilter plan in a "
         "cache after its first run ever (README); runs before the table was written had made it. The "
-        "package was byte-compiled first (`python -m compileall`), as a regular pip install does.", "",
+        "package was byte-compiled first (`python -m compileall`), as a regular pip install does. The machine "
+        "may be shared: the last column gives the 1-minute load average as each nccllens run started; compare "
+        "the ratios to rg (same sequence), not seconds across tables.", "",
         "| corpus | bytes | nccllens wall s | CPU s | MB/s | peak RSS MiB | rg -c -f wall s | rg CPU s | rg/nccllens "
-        "wall | rg/nccllens CPU | top finding | correct | nccllens runs s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
+        "wall | rg/nccllens CPU | top finding | correct | nccllens runs s | load avg |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|",
     ]
     for name, r in rows:
         rg = f"{r['rg']:.2f}" if r["rg"] else "n/a"
@@ -213,7 +218,7 @@ def main() -> None:
         cpu_ratio = f"{r['cpu_ratio']:.2f}" if r["cpu_ratio"] else "n/a"
         lines.append(f"| {name} | {r['bytes']:,} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['mbps']:.0f} | "
                      f"{r['rss_mib']:.0f} | {rg} | {rg_cpu} | {ratio} | {cpu_ratio} | {r['top']} | {r['correct']} | "
-                     f"{' '.join(f'{w:.2f}' for w in r['walls'])} |")
+                     f"{' '.join(f'{w:.2f}' for w in r['walls'])} | {' '.join(f'{x:.1f}' for x in r['loads'])} |")
     lines += ["", f"Same 256 MiB as 8 files: {large:.2f} s; as 4,096 files: {small:.2f} s "
               f"(ratio {small / large:.2f}; medians of {repeat} runs)", ""]
     text = "\n".join(lines)

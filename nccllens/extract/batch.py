@@ -18,10 +18,10 @@ from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense_rows import describe
+from nccllens.parse.facts_frame import facts_of_files, with_facts
 from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
-from nccllens.parse.prefixes import SAMPLE
 from nccllens.parse.survivors import (
     fill_path_hints,
     follower,
@@ -29,7 +29,6 @@ from nccllens.parse.survivors import (
     line_masks,
     parse_lines,
     survivor_lines,
-    with_file_facts,
 )
 from nccllens.prefilter import Plan
 from nccllens.repeats import collapse
@@ -99,12 +98,15 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",), hits)
         by_owner = kept.partition_by("owner", as_dict=True, include_key=False)
         per_file: list[tuple[int, list[Line], PathHints]] = []
+        # what the own lines of each file with survivors say of all of them (leading segments, prompts), one pass
+        with_survivors = [k for k in range(len(batch)) if (k,) in by_owner]
+        facts = dict(zip(with_survivors, facts_of_files(big["raw"], [(row_starts[k], row_starts[k + 1])
+                                                                     for k in with_survivors]), strict=True))
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
             hints = hints_of[i]
-            if mine is not None:  # what the file's own lines say of all of them (leading segments, prompts)
-                hints = with_file_facts(hints, big["raw"].slice(row_starts[k], min(
-                    SAMPLE, row_starts[k + 1] - row_starts[k])))
+            if mine is not None:
+                hints = with_facts(hints, facts[k])
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1, big,
                                    row_starts[k + 1], row_starts[k]) if mine is not None else []
             per_file.append((k, lines, hints))

@@ -25,14 +25,21 @@ _KV = r"(?:[\s,|]+[\w/.()-]+(?:[:=]\s*|\s+)[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|nan|i
 GRAPH = r"NCCL INFO (Trees|Ring|Tree|Channel) (?:\[\d+\] |\d+ : -?\d+ -> |\d+/\d+ :(?: +\d+)+(?: ?\.\.\.)?\s*$)"
 PROGRESS_GATE = r"[Ss]tep|STEP|iteration|it/s[\],]|s/it[\],]|\{'"
 # the whole line after launcher prefixes is the shape: an error that names a step is not progress
-PROGRESS = (r"^(?:\s*(?:\[[^\]]*\](?:<\w+>)?:?|\([^)]*\)|\d+:|[a-z_][\w.-]*:|\d{4}-\d\d-\d\d[T ][\d:.,]+Z?"
-            r"|(?:INFO|WARNING|DEBUG)\b:?|[IWD]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\]|-|\|))*\s*"
-            r"(?:(?P<step>(?:[Ss]tep|STEP)(?:[\s:=\[]+)\d+(?:/\d+)?\]?" + _KV + r"*)"
-            r"|(?P<iteration>iteration\s+\d+\s*/\s*\d+\s*\|(?:\s*[\w\s()/.-]+:\s*[-+\w.]+\s*\|)*)"
-            r"|(?P<tqdm>(?:[\w\s.-]+:\s*)?\d+%\|[^|]*\|\s*\d+/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s?(?:it/s|s/it)"
-            r"(?:,[^\]]*)?\])"
-            r"|(?P<hf>\{'\w+': [-+\w.]+(?:, '\w+': [-+\w.]+)*\}))\s*$")
-PROGRESS_SHAPES = ("step", "iteration", "tqdm", "hf")
+_PROGRESS_LEAD = (r"^(?:\s*(?:\[[^\]]*\](?:<\w+>)?:?|\([^)]*\)|\d+:|[a-z_][\w.-]*:|\d{4}-\d\d-\d\d[T ][\d:.,]+Z?"
+                  r"|(?:INFO|WARNING|DEBUG)\b:?|[IWD]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\]|-|\|))*\s*")
+_SHAPES = {
+    "step": r"(?:[Ss]tep|STEP)(?:[\s:=\[]+)\d+(?:/\d+)?\]?" + _KV + r"*",
+    "iteration": r"iteration\s+\d+\s*/\s*\d+\s*\|(?:\s*[\w\s()/.-]+:\s*[-+\w.]+\s*\|)*",
+    "tqdm": (r"(?:[\w\s.-]+:\s*)?\d+%\|[^|]*\|\s*\d+/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s?(?:it/s|s/it)"
+             r"(?:,[^\]]*)?\]"),
+    "hf": r"\{'\w+': [-+\w.]+(?:, '\w+': [-+\w.]+)*\}",
+}
+PROGRESS = _PROGRESS_LEAD + "(?:" + "|".join(f"(?P<{k}>{v})" for k, v in _SHAPES.items()) + r")\s*$"
+PROGRESS_SHAPES = tuple(_SHAPES)
+# each shape alone, to tell them apart without capture groups (a capturing search is ~15x slower in polars)
+# and a literal every line of that shape holds (the shape's regex runs only where one is)
+_SHAPE_LITERALS = {"step": ("Step", "step", "STEP"), "iteration": ("iteration",), "tqdm": ("%|",), "hf": ("{'",)}
+_SHAPE_ONLY = {k: _PROGRESS_LEAD + f"(?:{v})" + r"\s*$" for k, v in _SHAPES.items()}
 FAMILIES = ("nccl.transport", "nccl.graph", "nccl.coll", "progress")
 # NCCL lines: the process that wrote them (host:pid); progress: the launcher's rank tag, if any
 _NCCL_WHO = r"([^\s:\[\]]+:\d+:)\d+ \["
@@ -60,21 +67,41 @@ def _who(rows: pl.DataFrame, regex: str) -> pl.DataFrame:
     """``rows`` with ``who``, the process (or rank tag) of each: where a row starts as the first row of its file
     (``owner`` in a batch of files) does, that one without a regex (one process per file, the usual case);
     the other rows extracted one by one."""
-    by = ["owner"] if "owner" in rows.columns else []
-    firsts = rows.group_by(by, maintain_order=True).agg(pl.col("raw").first()) if by else rows.head(1).select("raw")
-    found = [(re.match(regex, text), key) for *key, text in firsts.iter_rows()]
-    heads = pl.DataFrame({**{b: [k[i] for _, k in found] for i, b in enumerate(by)},
-                          "head": [m.group(1) if m else None for m, _ in found]},
-                         schema={**{b: rows.schema[b] for b in by}, "head": pl.String})
-    rows = rows.join(heads, on=by, how="left", maintain_order="left") if by else rows.with_columns(
-        pl.lit(heads["head"][0], pl.String).alias("head"))
-    same = pl.col("raw").str.starts_with(pl.col("head")).fill_null(False)
-    rows = rows.with_columns(same.alias("same"))
-    if rows["same"].all():
-        return rows.with_columns(pl.col("head").alias("who")).drop("head", "same")
-    other = rows.filter(~pl.col("same")).with_columns(pl.col("raw").str.extract(regex, 1).fill_null("").alias("who"))
-    return (pl.concat([rows.filter(pl.col("same")).with_columns(pl.col("head").alias("who")), other])
-            .sort("row").drop("head", "same"))
+    raw = rows["raw"]
+    if "owner" in rows.columns:
+        run = rows["owner"].rle_id()  # the rows of one file are together (in row order)
+        heads = pl.Series([_head(regex, text) for text in raw.filter(run.is_first_distinct()).to_list()],
+                          dtype=pl.String)
+        head = heads.gather(run)
+    else:
+        head = pl.Series([_head(regex, raw[0])], dtype=pl.String).gather(pl.zeros(rows.height, pl.UInt32, eager=True))
+    same = raw.str.starts_with(head).fill_null(False)
+    if not same.all():
+        others = (~same).arg_true()
+        head = head.scatter(others, _extract_who(raw.gather(others), regex))
+    return rows.with_columns(head.alias("who"))
+
+
+# a rank tag at the start of a line is the leftmost match of ``_TAG_WHO`` (its first branch), and ends at the
+# line's first ']': found by a literal search and checked on the short text, not by a capturing search
+_TAG_AT_START = r"^\[(?:rank|default)\d+\]$"
+
+
+def _extract_who(texts: pl.Series, regex: str) -> pl.Series:
+    """``regex``'s group 1 in each of ``texts`` ("" where it has none)."""
+    if regex != _TAG_WHO:
+        return texts.str.extract(regex, 1).fill_null("")
+    lead = texts.str.slice(0, texts.str.find("]", literal=True) + 1)
+    tagged = lead.str.contains(_TAG_AT_START).fill_null(False)
+    if tagged.all():
+        return lead
+    rest = (~tagged).arg_true()
+    return lead.scatter(rest, texts.gather(rest).str.extract(regex, 1).fill_null(""))
+
+
+def _head(regex: str, text: str | None) -> str | None:
+    m = re.match(regex, text) if text is not None else None
+    return m.group(1) if m else None
 
 
 # each family's literal gate: the first literal is searched in every remaining row, the others only in the rows
@@ -102,6 +129,32 @@ def _candidates(rest: pl.DataFrame, fam: str) -> tuple[pl.DataFrame, pl.Series]:
     return rest.filter(mask), mask
 
 
+def _progress_shapes(df: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``df`` that are a progress shape, with the shape's name as ``key``: the name the capturing
+    ``PROGRESS`` gives, found by testing each shape alone on the rows holding its literal (a line two shapes
+    match is captured)."""
+    raw = df["raw"]
+    hits = {}
+    for shape in PROGRESS_SHAPES:
+        gate = raw.str.contains_any(list(_SHAPE_LITERALS[shape]))
+        if gate.all():
+            hits[shape] = raw.str.contains(_SHAPE_ONLY[shape])
+        elif gate.any():
+            held = gate.arg_true()
+            hits[shape] = gate.scatter(held, raw.gather(held).str.contains(_SHAPE_ONLY[shape]))
+        else:
+            hits[shape] = gate
+    hits = pl.DataFrame(hits)
+    n = hits.select(pl.sum_horizontal(PROGRESS_SHAPES)).to_series()
+    key = pl.when(n == 1).then(pl.coalesce([pl.when(pl.col(s)).then(pl.lit(s)) for s in PROGRESS_SHAPES]))
+    rows = df.with_columns(hits.select(key.alias("key")).to_series())
+    if (n > 1).any():  # a line two shapes match: the capture decides, as ``PROGRESS`` reads it
+        shapes = pl.col("raw").str.extract_groups(PROGRESS)
+        captured = pl.coalesce([pl.when(shapes.struct.field(s).is_not_null()).then(pl.lit(s)) for s in PROGRESS_SHAPES])
+        rows = rows.with_columns(pl.when(pl.lit(n > 1)).then(captured).otherwise(pl.col("key")).alias("key"))
+    return rows.filter(pl.col("key").is_not_null())
+
+
 def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
     """The candidate rows ``df`` of ``fam`` that are in it, with ``fam``, ``who`` and ``key`` columns."""
     raw = pl.col("raw")
@@ -112,9 +165,7 @@ def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
     elif fam == "nccl.graph":
         rows = df.with_columns(raw.str.extract(GRAPH, 1).alias("key")).filter(pl.col("key").is_not_null())
     else:
-        shapes = raw.str.extract_groups(PROGRESS)
-        key = pl.coalesce([pl.when(shapes.struct.field(s).is_not_null()).then(pl.lit(s)) for s in PROGRESS_SHAPES])
-        rows = df.with_columns(key.alias("key")).filter(pl.col("key").is_not_null())
+        rows = _progress_shapes(df)
     if not rows.height:
         return df.clear().with_columns(*(pl.lit(None, pl.String).alias(c) for c in ("fam", "who", "key")))
     rows = _who(rows, _TAG_WHO if fam == "progress" else _NCCL_WHO)

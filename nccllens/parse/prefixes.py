@@ -252,7 +252,8 @@ def strip(raw: str, leads: frozenset[str] = frozenset()) -> Prefixes:
 
 
 # a sample line ``file_facts`` looks at closer holds one of these (a rank marker's, a prompt's, a task header's)
-FACT_HINTS = (("ank", 1, MAX_LEAD + 12), ("@", 0, MAX_LEAD), ("JobEnvironment(", 0, None))
+_MARK_LITERALS = ("[rank", "Rank ")  # one of them is in every ``_MARK`` match
+FACT_HINTS = (*((lit, 1, MAX_LEAD + 12) for lit in _MARK_LITERALS), ("@", 0, MAX_LEAD), ("JobEnvironment(", 0, None))
 
 
 def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
@@ -266,7 +267,9 @@ def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
     tasks: set[int] = set()
     prompt = _BY_NAME["prompt"].pattern
     for raw in (sample if picked is None else picked):
-        if raw.find("ank", 1, MAX_LEAD + 12) >= 0:  # every marker holds it, within the window searched
+        # every marker holds one of these, within the window searched (a line that starts with its marker has
+        # none there: the usual launcher-prefixed line costs no regex search)
+        if raw.find("[rank", 1, MAX_LEAD + 12) >= 0 or raw.find("Rank ", 1, MAX_LEAD + 12) >= 0:
             m = _MARK.search(raw, 1, MAX_LEAD + 12)
             if m is not None and 0 < m.start() <= MAX_LEAD:
                 lead = raw[:m.start()]

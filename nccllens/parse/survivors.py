@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import replace
 
 import polars as pl
 
@@ -13,11 +12,11 @@ from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense import FAMILIES, empty_partial, split
+from nccllens.parse.facts_frame import with_file_facts
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.prefixes import FACT_HINTS, SAMPLE, file_facts, split_glued, strip
-from nccllens.parse.prefixes import WRAP_MIN as FACTS_WRAP_MIN
+from nccllens.parse.prefixes import split_glued, strip
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 from nccllens.repeats import thin, weigh
@@ -25,50 +24,6 @@ from nccllens.repeats import thin, weigh
 CHUNK = 256  # rows the follower reads from the frame at once
 
 _LINE_DEFAULTS = ("file", "line", "raw", "host", "rank", "local_rank", "attempt", "ts", "ts_kind", "ts_rel")
-
-def _facts(raws: pl.Series):
-    """``file_facts`` of a column of lines: the few lines it reads closer, and the wrap width, found in polars."""
-    sample = raws.head(SAMPLE)
-    raw = pl.col("raw")
-    hint = pl.any_horizontal([(raw.str.slice(start, None if stop is None else stop - start) if start or stop else raw)
-                              .str.contains(text, literal=True) for text, start, stop in FACT_HINTS])
-    marks = sample.to_frame("raw").select(hint.alias("hint"), raw.str.len_chars().alias("n"))
-    picked = sample.filter(marks["hint"]).to_list()
-    lengths = marks["n"]
-    width = lengths.max() if lengths.len() else None
-    wrap = width if width is not None and width >= FACTS_WRAP_MIN and (lengths == width).sum() >= 2 else None
-    lazy = _Lazy(sample)
-    return file_facts(lazy, picked, wrap)
-
-
-class _Lazy:
-    """A column's lines as a list only when ``file_facts`` needs all of them (a candidate leading segment)."""
-
-    def __init__(self, series: pl.Series):
-        self.series, self.items = series, None
-
-    def __getitem__(self, index):
-        if isinstance(index, slice) and index.start is None and (index.stop or 0) >= self.series.len():
-            return self  # the sample is the whole column already
-        return self._list()[index]
-
-    def __iter__(self):
-        return iter(self._list())
-
-    def _list(self) -> list[str]:
-        if self.items is None:
-            self.items = self.series.to_list()
-        return self.items
-
-
-def with_file_facts(hints: PathHints, raws) -> PathHints:
-    """``hints`` with what the file's own lines (``raws``: a sequence or polars Series of its raw lines) say of
-    all of them: repeating leading segments, and the host its shell prompts name."""
-    facts = _facts(raws) if isinstance(raws, pl.Series) else file_facts(raws)
-    if not facts.leads and facts.host is None and facts.rank is None and facts.wrap is None:
-        return hints
-    return replace(hints, leads=facts.leads, line_host=facts.host, line_rank=facts.rank, wrap=facts.wrap)
-
 
 def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> Line:
     """A surviving line with what its own prefixes state (host, rank, local rank). What the path suggests

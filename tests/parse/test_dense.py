@@ -87,3 +87,29 @@ def test_small_files_in_a_batch_get_their_own_rows(tmp_path):
     _, _, summary = extract_tables([str(tmp_path)], workers=0)
     got = sorted((r["pid"], r["last_seq"], r["first_line"], r["last_line"]) for r in summary.to_dicts())
     assert got == [(40000, 49, 1, 49), (40001, 48, 1, 48), (40002, 47, 1, 47)]
+
+
+def test_ranks_sharing_one_console_get_one_progress_row_each():
+    # a node's console with its ranks' lines interleaved under torchrun's "[rankN]:" tags, and the same steps
+    # under the other tag shapes of parse.dense._TAG_WHO; the first line's tag is not every line's
+    lines = [f"[rank{r}]: step {s} loss 2.{s}" for s in (10, 20, 30) for r in (4, 5, 6)]
+    lines += [f"[default7]:step {s} loss 2.0" for s in (10, 20)] + [f"[1,3]<stdout>:step {s} loss 2.0" for s in (10, 20)]
+    _, _, summary = _extract(lines, name="gpu-node-001/console.log")
+    got = {(r["rank"], r["local_rank"]): (r["count"], r["last_seq"]) for r in summary.to_dicts()}
+    assert got == {(4, None): (3, 30), (5, None): (3, 30), (6, None): (3, 30), (None, 7): (2, 20), (3, None): (2, 20)}
+
+
+def test_progress_shapes_found_without_capture_groups_name_the_shape_the_capture_names():
+    from nccllens.parse.dense import PROGRESS, PROGRESS_SHAPES, classify
+
+    lines = ["[rank2]: step 100 loss 2.3", "Step: 3, loss=nan", "oops step 3", "STEP 5",
+             " iteration      300/  500000 | consumed samples:        12800 | lm loss: 2.345678E+00 |",
+             "Epoch 1:  50%|█████     | 500/1000 [01:40<01:40,  5.00it/s, loss=2.34, v_num=0]",
+             "step: 5%|##| 1/2 [00:01<00:01, 1.0it/s]", "{'loss': 2.1234, 'epoch': 0.1}", "{'step': 5}"]
+    frame = pl.DataFrame({"raw": lines}).with_row_index("row")
+    shapes = pl.col("raw").str.extract_groups(PROGRESS)
+    named = pl.coalesce([pl.when(shapes.struct.field(s).is_not_null()).then(pl.lit(s)) for s in PROGRESS_SHAPES])
+    expected = frame.with_columns(named.alias("key")).filter(pl.col("key").is_not_null())
+    dense, _ = classify(frame)
+    assert dense.select("row", "key").equals(expected.select("row", "key"))
+    assert dense["key"].to_list() == ["step", "step", "step", "iteration", "tqdm", "tqdm", "hf", "hf"]

@@ -276,7 +276,7 @@ def test_nccl_2_2_lines_without_the_nccl_word_are_nccl_lines():
         "C4140-V100-1:24:201 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]\n"
         "C4140-V100-1:24:201 [0] INFO NET : Using interface ib0:192.168.11.1<0>\n"
         "2019-01-01 12:00:00 INFO Using interface eth0 for training\n")
-    kinds = dict(zip(events["kind"].cast(str).to_list(), events["host"].cast(str).to_list()))
+    kinds = dict(zip(events["kind"].cast(str).to_list(), events["host"].cast(str).to_list(), strict=True))
     assert kinds.get("nccl.warn") == "C4140-V100-1"
     assert "nccl.net_socket" in kinds
     socket = events.filter(events["kind"].cast(str) == "nccl.net_socket").row(0, named=True)
