@@ -6,7 +6,7 @@ from nccllens import cli_io
 from nccllens.commands import language
 from nccllens.extract import workers
 
-EVENT_FAMILIES = ("cpp", "flight", "horovod", "k8s", "kernel", "lightning", "nccl", "openmpi", "other", "progress", "stack",
+EVENT_FAMILIES = ("cpp", "flight", "horovod", "k8s", "kernel", "lightning", "nccl", "openmpi", "other", "progress", "stack", "log",
                   "python", "slurm", "torch", "torchrun")
 
 

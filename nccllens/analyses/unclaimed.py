@@ -91,7 +91,7 @@ def category_of(row: dict) -> str:
     for pattern, category in INNER_COMPILED:
         if pattern.search(text):
             return category
-    return "application_error" if exc or row.get("family") == "python" else "nccl_internal"
+    return "application_error" if exc or row.get("family") in ("python", "log") else "nccl_internal"
 
 
 FIELDS = ("kind", "family", "error_code", "signal", "exc_type", "message", "detail")

@@ -21,7 +21,7 @@ from nccllens.taxonomy import CATEGORIES, RESERVED_VERDICTS, ROLES, SEVERITIES
 
 ID_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 KIND_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
-FAMILIES = ("nccl", "torch", "torchrun", "python", "cpp", "kernel", "slurm", "k8s", "flight", "horovod", "lightning", "openmpi", "stack", "other")
+FAMILIES = ("nccl", "torch", "torchrun", "python", "cpp", "kernel", "slurm", "k8s", "flight", "horovod", "lightning", "openmpi", "stack", "log", "other")
 COMPARISONS = ("lt", "le", "gt", "ge", "ne")
 PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([a-z_][a-z0-9_]*)\}")
 PLACEHOLDERS = frozenset(

@@ -66,7 +66,12 @@ def spec(patterns: list[str]) -> Spec | None:
             expressions.append(rewritten)
             bits.append(ANY | sum(1 << FAMILIES.index(f) for f in watching(branch)))
     digest = hashlib.sha256("\0".join([KEY_REGEX, *expressions]).encode()).hexdigest()[:24]
-    return Spec(tuple(expressions), tuple(bits), digest)
+    found = Spec(tuple(expressions), tuple(bits), digest)
+    try:
+        database(found)
+    except Exception:  # noqa: BLE001 - a pattern Hyperscan refuses (too large, unsupported): the plain path reads it
+        return None
+    return found
 
 
 _DATABASES: dict[str, object] = {}  # per digest (hashing a Spec would hash all its expressions at every scan)

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-FAMILY_MODULES = ("nccl", "kernel", "torch", "cpp", "crash", "torchrun", "python", "slurm", "k8s", "frtrace", "harness", "progress", "horovod", "openmpi", "lightning", "stacks")
+FAMILY_MODULES = ("nccl", "kernel", "torch", "cpp", "crash", "torchrun", "python", "slurm", "k8s", "frtrace", "harness", "progress", "horovod", "openmpi", "lightning", "stacks", "loglevel")
 
 
 @dataclass(frozen=True)

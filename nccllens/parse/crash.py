@@ -9,7 +9,9 @@ Shapes (each printed by the crash handler of a library linked into the training 
 - glog / absl: ``*** SIGSEGV (@0x0) received by PID 123 (TID ...) ...`` and
   ``*** SIGBUS received at time=1700000000 on cpu 3 ***``, then ``PC: @ ...`` / ``@ 0x... func`` lines;
 - Python's faulthandler: ``Fatal Python error: Segmentation fault`` / ``Bus error`` / ``Aborted``;
-- Open MPI: ``*** Process received signal ***`` + ``Signal: Bus error (7)``.
+- Open MPI: ``*** Process received signal ***`` + ``Signal: Bus error (7)``;
+- the shell that ran the process, reporting how it died: ``Segmentation fault (core dumped)``, ``Bus error``,
+  ``Killed`` on a line of their own, or a job report ``./run.sh: line 12:  4242 Killed   python train.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "crash"  # the family column of its events is "cpp" (C++-side failures)
 PREFILTER = (
-    r"Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: (?:Segmentation fault|Bus error|"
+    r"^(?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: +\(core dumped\))?\s*$"
+    r"|: line \d+: +\d+ (?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)\b"
+    r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: (?:Segmentation fault|Bus error|"
     r"Aborted|Floating point exception|Illegal instruction)|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
 )
 
@@ -37,6 +41,9 @@ _PYTHON = re.compile(r"Fatal Python error: (?P<what>Segmentation fault|Bus error
                      r"Illegal instruction)")
 _MPI = re.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
 # backtrace lines: UCX " 3 0x000000000007b0ef ncclGroupEnd()  ???:0", absl "@ 0x7f... ncclGroupEnd"
+# bash's words for a child's fatal signal (``strsignal``), alone or in a job report ``line N: PID <word> command``
+_SHELL = re.compile(r"^(?:.*: line \d+: +\d+ )?(?P<what>Segmentation fault|Bus error|Aborted|Illegal instruction|"
+                    r"Floating point exception|Killed)(?: +\(core dumped\))?(?:\s|$)")
 _FRAME = re.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[\w+:\d+\] \[\s*\d+\] \S+\()"
                     r"(?P<func>[A-Za-z_][\w:]*)")
 _FOLLOW = 40
@@ -52,6 +59,9 @@ def _signal(line: Line) -> tuple[str, dict] | None:
     m = _ABSL.search(text)
     if m:
         return m["sig"], {"pid": int(m["pid"]) if m["pid"] else None}
+    m = _SHELL.match(text.strip())
+    if m:
+        return ("SIGKILL" if m["what"] == "Killed" else NAMES[m["what"].lower()]), {}
     m = _PYTHON.search(text) or _MPI.search(text)
     if m:
         name = NAMES.get(m["what"].strip().lower())

@@ -1,0 +1,50 @@
+"""Error lines of any logger (family ``log``): a failure said by a program no other family knows.
+
+Only lines no other family claimed reach it (it is offered lines last). Shapes, by their header:
+
+- Python ``logging`` with its default format: ``ERROR:root:message``, ``CRITICAL:trainer:message``;
+- a timestamped header, then the level: ``2024-05-01 10:00:00,123 - trainer - ERROR - message``,
+  ``[2023-07-14 18:21:31,182][__main__][ERROR] - message``, loguru ``2024-05-01 10:00:00.123 | ERROR | mod:fn:12 - message``;
+- a bracketed level first: ``[ERROR] message``;
+- glog / absl error and fatal lines of a C++ component: ``E1125 02:50:00.000000  4242 file.cc:12] message``.
+
+→ ``log.error`` (level ``error``; ``critical`` for CRITICAL / FATAL / glog ``F``), ``message`` = the text
+after the header. An error nothing else explains becomes a low-confidence cause (``AN-UNCLAIMED``), so a
+log whose only failure is such a line is never called healthy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from nccllens.parse.base import FileContext, Line, event_for
+
+FAMILY = "log"
+
+_LEVEL = r"(?P<lvl>ERROR|CRITICAL|FATAL)"
+_STAMP = r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?"
+_SHAPES = (
+    r"^" + _LEVEL + r":[\w.<>-]*:(?P<rest>.*)$",
+    r"^" + _STAMP + r"(?:\s*[-|]\s*[\w.<>-]+)?(?:\s*\[[^\]\n]+\])*\s*[-|]?\s*\[?" + _LEVEL + r"\]?\s*[-|:]\s*(?P<rest>.*)$",
+    r"^\[" + _LEVEL + r"\]\s*(?P<rest>.*)$",
+    r"^(?P<glog>[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\] (?P<rest>.*)$",
+)
+PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", shape) for shape in _SHAPES)
+_COMPILED = [re.compile(shape) for shape in _SHAPES]
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        text = line.message.strip()
+        for shape in _COMPILED:
+            m = shape.match(text)
+            if m is None:
+                continue
+            groups = m.groupdict()
+            critical = groups.get("glog") == "F" or groups.get("lvl") in ("CRITICAL", "FATAL")
+            rest = (groups.get("rest") or "").strip()
+            if rest:
+                yield event_for(line, "log.error", family=FAMILY, level="critical" if critical else "error",
+                                message=rest[:300])
+            break
