@@ -6,7 +6,8 @@ Builds the corpora under bench/corpus/ when absent (synthetic, bench/synth.py), 
 wall time, CPU seconds (user + system, the workers included), MB/s and peak RSS of
 ``nccllens analyze --format json`` on each, ``rg -c -f`` (wall and CPU) with the
 same prefilter patterns as the grep reference, the per-file overhead (the same bytes as 8 large
-files vs 4,096 small ones), and whether the injected fault is the top finding. Each command runs
+files vs 4,096 small ones), the fixed cost on a 4-line log (``bench/fixed_cost.py``), and whether the
+injected fault is the top finding. Each command runs
 ``--repeat`` times (3), interleaved with the one it is compared with, and the median is reported: on a
 shared machine one run of the same command varies by ±20%. Prints a table and writes
 bench/results.md with the machine's description.
@@ -29,6 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import fixed_cost  # noqa: E402
 import synth  # noqa: E402
 
 CORPORA = {  # name: (ranks, hosts, fault, bytes[, mode])
@@ -196,6 +198,7 @@ def main() -> None:
         res["cpu_ratio"] = (res["rg_cpu"] / res["cpu"]) if rg else None
         rows.append((name, res))
     large, small = _small_vs_large(_build(*next(iter(corpora.items()))), repeat)
+    fixed = fixed_cost.measure(7)
     lines = [
         "# Benchmark results", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -220,7 +223,7 @@ def main() -> None:
                      f"{r['rss_mib']:.0f} | {rg} | {rg_cpu} | {ratio} | {cpu_ratio} | {r['top']} | {r['correct']} | "
                      f"{' '.join(f'{w:.2f}' for w in r['walls'])} | {' '.join(f'{x:.1f}' for x in r['loads'])} |")
     lines += ["", f"Same 256 MiB as 8 files: {large:.2f} s; as 4,096 files: {small:.2f} s "
-              f"(ratio {small / large:.2f}; medians of {repeat} runs)", ""]
+              f"(ratio {small / large:.2f}; medians of {repeat} runs)", "", *fixed_cost.lines(fixed, 7), ""]
     text = "\n".join(lines)
     print(text)
     if not args.quick:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.events import MAX_RANK, earliest_first
 from nccllens.report.model import JobModel, RankStatus
 from nccllens.timeline import normalize
@@ -21,8 +22,8 @@ EXIT_KINDS = ("torchrun.failure", "torchrun.root_cause", "slurm.step_error")
 OWN_ERROR_KINDS = ("python.traceback", "python.exception", "cpp.terminate", "torch.nccl_error", "torch.ddp_error",
                    "torch.fingerprint_mismatch", "kernel.xid", "kernel.oom_kill", "kernel.segfault")
 AGENT_STOP = ("SIGTERM", "SIGINT", "SIGHUP")
-_NUM = re.compile(r"-?\d+")
-_NODE_RANK = re.compile(r"'rank'\s*:\s*'?(\d+)")
+_NUM = lazy_regex.compile(r"-?\d+")
+_NODE_RANK = lazy_regex.compile(r"'rank'\s*:\s*'?(\d+)")
 
 
 @dataclass

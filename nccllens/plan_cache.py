@@ -6,25 +6,37 @@ run, on the main process, while the workers wait for the plan. Both are pure fun
 inputs and of the code that computes them, so their results are kept in one JSON file per version of
 that code, in the cache folder (``cache_files``). A file that cannot be read, parsed or written is
 ignored: the plan is then computed as without a cache.
+
+The finished products are kept too (``recall``/``keep``: the whole plan of a set of patterns, the index
+of their branches), so that a run whose patterns were seen before builds nothing: ~50 ms of every run,
+measured on a 4-line log, most of what remained of a small run's start-up beside the imports.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 from pathlib import Path
 
 from nccllens import cache_files, prefilter, prefilter_keys
-from nccllens.parse import dense_rows, masks
+from nccllens.parse import dense_rows
 
 MAX_PATTERNS = 20_000  # past this many patterns (many custom rule sets) the cache is no longer extended
 MAX_GROUPS = 16  # key choices kept (one per set of literals: per rule set); the oldest go first
-_CODE = (prefilter, prefilter_keys, masks, dense_rows)  # the modules whose code decides the cached results
+# the modules whose code decides the cached results (by name: some of them keep their results here)
+_CODE = ("nccllens.prefilter", "nccllens.prefilter_keys", "nccllens.parse.masks", "nccllens.parse.dense_rows",
+         "nccllens.parse.dense", "nccllens.regex_groups", "nccllens.extract.superset", "nccllens.extract.engine",
+         "nccllens.extract.plan")
 
 
 @functools.lru_cache(maxsize=1)
 def _code_digest() -> str | None:
     """What names the cache file: the Python version and the code of ``_CODE`` (None: unreadable)."""
-    return cache_files.code_digest(_CODE)
+    try:
+        modules = [importlib.import_module(name) for name in _CODE]
+    except ImportError:
+        return None
+    return cache_files.code_digest(modules)
 
 
 def _path() -> Path | None:
@@ -62,7 +74,31 @@ def _watch(data) -> dict[str, dict[str, str]]:
     return data
 
 
-_held: tuple[int, int, int] | None = None  # what the cache held when this process read it (None: not read)
+def _memo(data) -> dict[str, dict[str, object]]:
+    if not isinstance(data, dict) or not all(isinstance(kind, str) and isinstance(held, dict) and all(
+            isinstance(k, str) for k in held) for kind, held in data.items()):
+        raise ValueError("bad memo entry")
+    return data
+
+
+_MEMO: dict[str, dict[str, object]] = {}  # per kind, per key: a finished product (a JSON value)
+
+
+def recall(kind: str, key: str):
+    """The ``kind`` product kept under ``key`` (this run's or the cache's), or None."""
+    return _MEMO.get(kind, {}).get(key)
+
+
+def keep(kind: str, key: str, value) -> None:
+    """Remember a product (a JSON value; ``key`` names everything it was computed from), for later runs."""
+    _MEMO.setdefault(kind, {})[key] = value
+
+
+def _memo_size() -> int:
+    return sum(len(held) for held in _MEMO.values())
+
+
+_held: tuple[int, int, int, int] | None = None  # what the cache held when this process read it (None: not read)
 
 
 def load() -> None:
@@ -70,32 +106,34 @@ def load() -> None:
     global _held
     if _held is not None:
         return
-    _held = (0, 0, 0)
+    _held = (0, 0, 0, 0)
     path = _path()
     if path is None:
         return
     try:
         data = cache_files.read_json(path)
-        signed = cache_files.verified(path.name, {"digest": data["digest"], "value": [data["literals"],
-                                                                                       data["groups"],
-                                                                                       data.get("watch", {})]})
+        signed = cache_files.verified(path.name, {"digest": data["digest"], "value": [
+            data["literals"], data["groups"], data.get("watch", {}), data.get("memo", {})]})
         if signed is None:
             return  # crafted, damaged or another user's: rebuilt and written again at the end of the run
         literals, groups = _literals(data["literals"]), _groups(data["groups"])
-        watch = _watch(data.get("watch", {}))
+        watch, memo = _watch(data.get("watch", {})), _memo(data.get("memo", {}))
     except (ValueError, KeyError, TypeError):
         return
     prefilter.learn_literals(literals)
     prefilter_keys.learn_groups(groups)
     dense_rows.learn_watch(watch)
-    _held = (len(literals), len(groups), len(watch))
+    for kind, held in memo.items():
+        _MEMO[kind] = {**held, **_MEMO.get(kind, {})}
+    _held = (len(literals), len(groups), len(watch), _memo_size())
 
 
 def save() -> None:
     """Write what this process knows, if it learnt something the cache did not hold."""
     global _held
     literals, groups, watch = prefilter.known_literals(), prefilter_keys.known_groups(), dense_rows.known_watch()
-    if _held is None or (len(literals), len(groups), len(watch)) <= _held or len(literals) > MAX_PATTERNS:
+    now = (len(literals), len(groups), len(watch), _memo_size())
+    if _held is None or now <= _held or len(literals) > MAX_PATTERNS:
         return
     path = _path()
     if path is None:
@@ -103,10 +141,11 @@ def save() -> None:
     data = {"literals": {p: [None if f is None else sorted(f), ci] for p, (f, ci) in sorted(literals.items())},
             # in the order learnt (the cache's first, then this run's): the newest MAX_GROUPS are kept
             "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]],
-            "watch": dict(list(watch.items())[-MAX_GROUPS:])}
-    entry = cache_files.sign(path.name, [data["literals"], data["groups"], data["watch"]])
+            "watch": dict(list(watch.items())[-MAX_GROUPS:]),
+            "memo": {kind: dict(list(held.items())[-MAX_GROUPS:]) for kind, held in _MEMO.items()}}
+    entry = cache_files.sign(path.name, [data["literals"], data["groups"], data["watch"], data["memo"]])
     if entry is None:
         return
     data["digest"] = entry["digest"]
     if cache_files.write_json(path, data):
-        _held = (len(literals), len(groups), len(watch))
+        _held = now

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.prefilter_keys import key_groups
 
 try:  # Python 3.11+
@@ -29,7 +30,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 MIN_LITERAL = 3  # a literal shorter than this is too common to filter with
-FLAGS = re.compile(r"^\(\?[a-zA-Z]+\)")  # a leading inline-flag group applies to every branch
+FLAGS = lazy_regex.compile(r"^\(\?[a-zA-Z]+\)")  # a leading inline-flag group applies to every branch
 
 
 @dataclass(frozen=True)

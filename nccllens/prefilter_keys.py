@@ -16,6 +16,8 @@ from __future__ import annotations
 import heapq
 import re
 
+from nccllens import lazy_regex
+
 KEY_MIN = 5  # shorter keys occur in too many lines of an ordinary log
 KEY_MAX = 12
 VARIANTS_PER_GROUP = 40  # literals per regex that still run on the SIMD searcher (measured limit ~64)
@@ -31,7 +33,7 @@ _COMMON = ("NCCL", "INFO", "CCL ", "rank", "Rank", "comm", "Channel", "TRACE", "
            "time", "train", "epoch", "batch")
 
 
-_COMMON_RE = re.compile("|".join(re.escape(c) for c in _COMMON))
+_COMMON_RE = lazy_regex.compile("|".join(re.escape(c) for c in _COMMON))
 
 
 def _usable(gram: str) -> bool:

@@ -6,10 +6,11 @@ groups of 24 the same work takes 0.3 s.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import polars as pl
+
+from nccllens import lazy_regex
 
 
 def unanchor(pattern: str) -> str:
@@ -59,7 +60,7 @@ def pattern_groups(patterns: str | Sequence[str] | None) -> Patterns:
     return tuple("|".join(f"(?:{p})" for p in pats[i:i + GROUP_SIZE]) for i in range(0, len(pats), GROUP_SIZE))
 
 
-_LEADING_FLAGS = re.compile(r"^\(\?([a-zA-Z]+)\)")
+_LEADING_FLAGS = lazy_regex.compile(r"^\(\?([a-zA-Z]+)\)")
 
 
 def _scoped_flags(pattern: str) -> str:

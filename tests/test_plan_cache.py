@@ -69,3 +69,42 @@ def test_the_cache_keeps_the_newest_key_choices(tmp_path, monkeypatch):
     plan_cache.save()
     saved = json.loads(next(tmp_path.glob("plan-*.json")).read_text())["groups"]
     assert [g[2] for g in saved] == [[f"key{i}"] for i in range(4, plan_cache.MAX_GROUPS + 4)]
+
+
+def test_a_kept_plan_and_index_are_the_ones_built(tmp_path, monkeypatch):
+    """The finished plan and branch index read back from the cache equal those built from the patterns,
+    with and without the compiled engine (they are the cache's whole saving on a small run)."""
+    from nccllens import plan_cache
+    from nccllens.analysis import Options, load_rules
+    from nccllens.extract import plan
+    from nccllens.parse import masks
+    from nccllens.parse.survivors import mask_targets
+    from nccllens.regex_groups import pattern_groups
+
+    monkeypatch.setattr(plan_cache, "_MEMO", {})
+    patterns = [r.match.pattern for r in load_rules(Options()) if r.match.pattern]
+    for engine in ("fallback", ""):
+        monkeypatch.setenv("NCCLLENS_ENGINE", engine)
+        built = plan.combined_prefilter(patterns)
+        (key, kept), = plan_cache._MEMO["plan"].items()
+        assert plan._from_json(kept) == built
+        plan_cache._MEMO.clear()
+    masks.index.cache_clear()
+    targets = mask_targets(pattern_groups(patterns))
+    built = masks.index(targets)
+    (key, kept), = plan_cache._MEMO["index"].items()
+    assert masks._from_json(kept) == built
+    masks.index.cache_clear()
+    assert masks.index(targets) == built  # recalled, not built
+
+
+def test_a_kept_plan_that_is_not_one_is_built_again(monkeypatch):
+    from nccllens import plan_cache
+    from nccllens.extract import plan
+
+    monkeypatch.setattr(plan_cache, "_MEMO", {})
+    built = plan.combined_prefilter(["NCCL WARN"])
+    key = next(iter(plan_cache._MEMO["plan"]))
+    for bad in ({"literals": [1]}, {**plan._as_json(built), "watch": [[1, 2]]}, [], "x"):
+        plan_cache._MEMO["plan"][key] = bad
+        assert plan.combined_prefilter(["NCCL WARN"]) == built

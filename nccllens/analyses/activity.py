@@ -16,11 +16,11 @@ When some ranks wait (a watchdog or gloo timeout, a store wait) the question is 
 
 from __future__ import annotations
 
-import re
 import statistics
 
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.analyses.common import NONE, hosts_of, make_finding, rank_list
 from nccllens.parse.progress import clock_ms, last_bar
 from nccllens.report.model import Finding, RankStatus
@@ -30,8 +30,8 @@ GLOO_TIMEOUT = pl.col("kind").eq("torch.gloo_error") & pl.col("value").fill_null
 WAITING = pl.col("kind").is_in(["torch.watchdog_timeout", "torch.store_timeout"]) | GLOO_TIMEOUT
 AGENT_STOP = ("SIGTERM", "SIGINT", "SIGHUP")
 # errors a rank gets because its peers gave up and left: it was alive, the error is a consequence
-PEER_LEFT = re.compile(r"(?i)closed by peer|reset by peer|broken pipe|timed? ?out|timeout|remote process exiting")
-WAIT_LABEL = re.compile(r"wait|sync|comm|idle|barrier|allreduce|all_reduce|block|stall")
+PEER_LEFT = lazy_regex.compile(r"(?i)closed by peer|reset by peer|broken pipe|timed? ?out|timeout|remote process exiting")
+WAIT_LABEL = lazy_regex.compile(r"wait|sync|comm|idle|barrier|allreduce|all_reduce|block|stall")
 SLOW_FACTOR = 3.0  # a rank's median work per step this many times the others' median
 SLOW_MIN_SECONDS = 0.05  # and at least this much more per step, in absolute terms
 MIN_STEPS = 3
@@ -253,7 +253,7 @@ def slow_steps(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> l
         mine=f"{mine:.2f} s", typical=f"{typical:.2f} s", factor=f"{factor:.0f}")]
 
 
-CONSEQUENCE = re.compile(r"(?i)time[ds]?[ _-]?out|watchdog|taking the entire process down|DistBackendError|"
+CONSEQUENCE = lazy_regex.compile(r"(?i)time[ds]?[ _-]?out|watchdog|taking the entire process down|DistBackendError|"
                          r"SIGABRT|signal 6|exit ?code|ChildFailedError|terminate called|Aborted")
 
 

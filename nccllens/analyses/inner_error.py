@@ -13,18 +13,17 @@ timeout or refused connect is what the wrapper's own rule, or the unclaimed-fail
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.analyses.common import make_finding
 from nccllens.engine.peers import address_book, target_of
 from nccllens.parse.inner_error import inner_category, inner_class, inner_text
 from nccllens.report.model import Finding
 
-_WRAPPER = re.compile(r"Rendezvous\w*Error|DistStoreError|DistNetworkError|C10d store|TCPStore|c10d key-value store"
+_WRAPPER = lazy_regex.compile(r"Rendezvous\w*Error|DistStoreError|DistNetworkError|C10d store|TCPStore|c10d key-value store"
                       r"|See inner exception|connectFullMesh|store->get")
-_FIRST = re.compile(r"(?m)^first: (?P<inner>.+)$")
+_FIRST = lazy_regex.compile(r"(?m)^first: (?P<inner>.+)$")
 _KINDS = ("python.traceback", "python.exception", "torch.store_error", "torch.store_timeout", "torch.gloo_error",
           "torch.nccl_error", "torchrun.rendezvous_error", "other.text")
 

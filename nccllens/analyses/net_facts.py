@@ -18,13 +18,14 @@ import re
 
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.analyses.common import majority, make_finding
 from nccllens.report.model import Finding
 
-_LOADED = re.compile(r"(?i)Loaded net plugin|Initialized NET plugin|Assigned NET plugin|Using non-device net plugin")
-_INTERNAL = re.compile(r"(?i)No plugin found|Plugin load \(?[^)]*\)? returned|using internal implementation")
-_VIRTUAL = re.compile(r"^(?:lo|docker\d*|veth\w*|virbr\d*|br-\w+|cni\d*|flannel\S*|cali\w+|tunl\d*|ip6tnl\d*)$")
-_LINK_LOCAL = re.compile(r"^(?:169\.254\.|fe80:)", re.I)
+_LOADED = lazy_regex.compile(r"(?i)Loaded net plugin|Initialized NET plugin|Assigned NET plugin|Using non-device net plugin")
+_INTERNAL = lazy_regex.compile(r"(?i)No plugin found|Plugin load \(?[^)]*\)? returned|using internal implementation")
+_VIRTUAL = lazy_regex.compile(r"^(?:lo|docker\d*|veth\w*|virbr\d*|br-\w+|cni\d*|flannel\S*|cali\w+|tunl\d*|ip6tnl\d*)$")
+_LINK_LOCAL = lazy_regex.compile(r"^(?:169\.254\.|fe80:)", re.I)
 
 
 def plugin_per_host(events: pl.DataFrame) -> dict[str, str]:

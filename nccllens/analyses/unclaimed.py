@@ -8,10 +8,9 @@ result code, the signal, the exception type, the errno-like words of a socket er
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.analyses.common import make_finding
 from nccllens.report.model import Finding
 
@@ -49,7 +48,7 @@ INNER = (
     (r"(?i)connection reset|connection closed|broken pipe|closed by (?:remote )?peer|got 0 bytes|EOF", "peer_exited"),
     (r"(?i)\bNCCL\b|nccl[A-Z]\w+Error", "nccl_internal"),
 )
-INNER_COMPILED = [(re.compile(pattern), category) for pattern, category in INNER]
+INNER_COMPILED = [(lazy_regex.compile(pattern), category) for pattern, category in INNER]
 # the launcher's and the wrappers' report of a failure found elsewhere: never the failure itself
 WRAPPERS = ("torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed", "torchrun.sigterm_sent",
             "torchrun.signal_received", "torchrun.state", "torch.taking_down", "torch.dump", "nccl.teardown",

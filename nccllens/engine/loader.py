@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nccllens
+from nccllens import lazy_regex
 from nccllens.engine import rule_cache
 from nccllens.engine.locate import KeyLines
 from nccllens.engine.patterns import check_patterns, nested_quantifiers
@@ -19,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-_TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)|\(at end of document\)")
+_TOML_POSITION = lazy_regex.compile(r"\(at line (\d+), column \d+\)|\(at end of document\)")
 
 
 class RuleError(Exception):

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-_RANKS = re.compile(r"^ranks? (\d+(?:,\s*\d+)*)$")
-_BRACKETED = re.compile(r"^\[(?P<addr>[^\]]+)\](?::\d+)?$")
-_NCCL_ADDR = re.compile(r"^(?P<addr>[^\s<>]+)<\d+>$")
-_HOST_PORT = re.compile(r"^(?P<addr>[^\s:\[\]]*):\d+$")
-_MAPPED = re.compile(r"^::ffff:", re.I)
-_NOWHERE = re.compile(r"^(?:|0\.0\.0\.0|::|::1|localhost|127\.\d+\.\d+\.\d+|\*)$", re.I)
+from nccllens import lazy_regex
+
+_RANKS = lazy_regex.compile(r"^ranks? (\d+(?:,\s*\d+)*)$")
+_BRACKETED = lazy_regex.compile(r"^\[(?P<addr>[^\]]+)\](?::\d+)?$")
+_NCCL_ADDR = lazy_regex.compile(r"^(?P<addr>[^\s<>]+)<\d+>$")
+_HOST_PORT = lazy_regex.compile(r"^(?P<addr>[^\s:\[\]]*):\d+$")
+_MAPPED = lazy_regex.compile(r"^::ffff:", re.I)
+_NOWHERE = lazy_regex.compile(r"^(?:|0\.0\.0\.0|::|::1|localhost|127\.\d+\.\d+\.\d+|\*)$", re.I)
 # NCCL lines that list a host's own addresses
 _OWN_ADDRESS_KINDS = ("nccl.bootstrap", "nccl.net_socket")
 
@@ -46,7 +48,7 @@ def address_of(peer: str) -> str | None:
     return text
 
 
-_IP = re.compile(r"^(?:\d+\.\d+\.\d+\.\d+|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)$")
+_IP = lazy_regex.compile(r"^(?:\d+\.\d+\.\d+\.\d+|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)$")
 
 
 def target_of(peer: str | None, addresses: dict[str, str] | None = None,
@@ -101,7 +103,7 @@ def address_book(events: pl.DataFrame) -> AddressBook:
 # where no parser filled ``peer``: the ranks a message names as the ones at fault, in NCCL's own wording
 # ("Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000", "Mismatched collective detected,
 # please check your collective calls at and around rank 39")
-_NAMED_RANKS = re.compile(r"\brank (\d+) and rank (\d+)\b|\baround rank (\d+)\b")
+_NAMED_RANKS = lazy_regex.compile(r"\brank (\d+) and rank (\d+)\b|\baround rank (\d+)\b")
 
 
 def named_in_message(message: str | None) -> str | None:

@@ -8,22 +8,22 @@ aliases, references to other rules).
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.engine.locate import KeyLines
 from nccllens.engine.rule import CULPRITS, LANGUAGES, TEXT_FIELDS
 from nccllens.events import SCHEMA, TYPED_COLUMNS
 from nccllens.taxonomy import CATEGORIES, RESERVED_VERDICTS, ROLES, SEVERITIES
 
-ID_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
-KIND_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
+ID_RE = lazy_regex.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
+KIND_RE = lazy_regex.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
 FAMILIES = ("nccl", "torch", "torchrun", "python", "cpp", "kernel", "slurm", "k8s", "flight", "horovod", "lightning", "openmpi", "stack", "log", "other")
 COMPARISONS = ("lt", "le", "gt", "ge", "ne")
-PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([a-z_][a-z0-9_]*)\}")
+PLACEHOLDER_RE = lazy_regex.compile(r"\{\{|\}\}|\{([a-z_][a-z0-9_]*)\}")
 PLACEHOLDERS = frozenset(
     {"host", "hosts", "rank", "ranks", "local_rank", "pid", "attempt", "first_seen", "count", "file", "line"}
     | set(TYPED_COLUMNS)

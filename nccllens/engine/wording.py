@@ -14,15 +14,17 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-CODE_SPAN = re.compile(r"(`[^`\n]*`)")
-CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+from nccllens import lazy_regex
+
+CODE_SPAN = lazy_regex.compile(r"(`[^`\n]*`)")
+CJK = lazy_regex.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 HOSTLIKE = ("host", "hosts", "peer", "node", "nodes", "where")
 MISSING = ("?", "")  # what some callers pass for "not known"
 SHELL_NAMES = {"host": "node", "hosts": "node", "peer": "peer", "node": "node", "nodes": "node", "where": "node",
                "rank": "rank", "ranks": "rank", "pci": "gpu", "pid": "pid"}
 # an unknown value that a sentence cannot lose: the words that stand for it
 STAND_INS = {"seq": ("the collective that timed out", "超时的 SeqNum")}
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？：；]\s*|\n\s*(?:\d+[.)]\s+|[-*]\s+)?)$")
+_SENTENCE_START = lazy_regex.compile(r"(?:^|[.!?:;。！？：；]\s*|\n\s*(?:\d+[.)]\s+|[-*]\s+)?)$")
 
 
 def missing(value: Any) -> bool:
@@ -79,7 +81,7 @@ def _capitalise(before: str, new: str) -> str:
     return new
 
 
-IDEOGRAPH = re.compile(r"[\u4e00-\u9fff]")
+IDEOGRAPH = lazy_regex.compile(r"[\u4e00-\u9fff]")
 
 
 def _junction(left: str, right: str) -> str:
@@ -124,7 +126,7 @@ def _note(names: set[str], source: str | None, zh: bool) -> str:
     return ("；" if zh else "; ").join(parts) + ("。" if zh else ".")
 
 
-_DURATION = re.compile(r"(?<!\{)\{([a-z_][a-z0-9_]*)\}\s*(ms|s|毫秒|秒)(?![A-Za-z])( ?)(?=([\u4e00-\u9fff])?)")
+_DURATION = lazy_regex.compile(r"(?<!\{)\{([a-z_][a-z0-9_]*)\}\s*(ms|s|毫秒|秒)(?![A-Za-z])( ?)(?=([\u4e00-\u9fff])?)")
 _UNIT_MS = {"ms": 1, "毫秒": 1, "s": 1000, "秒": 1000}
 
 

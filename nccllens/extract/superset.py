@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from nccllens import lazy_regex
+
 NON_ASCII = r"\x{80}-\x{10FFFF}"
 _OUTSIDE = {
     "w": rf"[\w{NON_ASCII}]",
@@ -40,7 +42,7 @@ _IN_CLASS = {  # the same sets as class items (never a newline)
 }
 _UNSAFE = set("AZzG") | set("123456789")  # buffer anchors, back-references
 _LOOK = ("(?=", "(?!", "(?<=", "(?<!")
-_FLAGS = re.compile(r"\(\?([a-zA-Z]+)(\)|:)")
+_FLAGS = lazy_regex.compile(r"\(\?([a-zA-Z]+)(\)|:)")
 
 
 class Unsafe(ValueError):

@@ -16,22 +16,24 @@ import functools
 import re
 from dataclasses import dataclass
 
-_ATTEMPT = re.compile(r"(?:^|/)attempt_(\d+)/(\d+)/(?:stdout|stderr|error)(?:\.log|\.json)?$")
-_ATTEMPT_ONLY = re.compile(r"(?:^|/)attempt_(\d+)(?:/|$)")
-_RANK = re.compile(r"(?:^|[/_.-])rank[_-]?(\d{1,6})(?=$|[/_.-])", re.I)
-_NCCL_FILE = re.compile(r"(?:^|/)nccl[\w-]*[._]([A-Za-z][\w-]*?)[._](\d{2,8})(?:\.(?:log|txt|out))?$", re.I)
-_HOSTLIKE = re.compile(
+from nccllens import lazy_regex
+
+_ATTEMPT = lazy_regex.compile(r"(?:^|/)attempt_(\d+)/(\d+)/(?:stdout|stderr|error)(?:\.log|\.json)?$")
+_ATTEMPT_ONLY = lazy_regex.compile(r"(?:^|/)attempt_(\d+)(?:/|$)")
+_RANK = lazy_regex.compile(r"(?:^|[/_.-])rank[_-]?(\d{1,6})(?=$|[/_.-])", re.I)
+_NCCL_FILE = lazy_regex.compile(r"(?:^|/)nccl[\w-]*[._]([A-Za-z][\w-]*?)[._](\d{2,8})(?:\.(?:log|txt|out))?$", re.I)
+_HOSTLIKE = lazy_regex.compile(
     r"^(?:(?:node|host|gpu|worker|compute|master|server|dgx|hgx|cn|gn|ip|trainer|pod)[-_]?[a-z0-9][\w.-]*"
     r"|[a-z]{2,}\d{2,}(?:[-.][a-z0-9]+)*"
     r"|(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{12})$",  # a container's short id names its host: 8d6bf97c3bf4
     re.I,
 )
-_NOISE_WORDS = re.compile(
+_NOISE_WORDS = lazy_regex.compile(
     r"^(?:dmesg|kern|kernel|syslog|journal|journalctl|console|stdout|stderr|log|logs|nccl|torchrun|output|"
     r"train|training|job|out|err|messages)$",
     re.I,
 )
-_NOT_HOSTS = re.compile(r"^(?:(?:rank|attempt|local|default|node_rank|worker_group|slurm|job|run|exp|step|epoch|iter|part|v)"
+_NOT_HOSTS = lazy_regex.compile(r"^(?:(?:rank|attempt|local|default|node_rank|worker_group|slurm|job|run|exp|step|epoch|iter|part|v)"
                         r"[-_]?\d*"
                         # temporary folders (mkdtemp, pytest, staging copies) are not hosts
                         r"|tmp[\w.-]*|temp[\w.-]*|pytest-[\w-]*|popen-gw\d+|case-\d+)$", re.I)
@@ -51,11 +53,11 @@ class PathHints:
     wrap: int | None = None  # the width a terminal hard-wrapped the file's long lines at
 
 
-_SEPARATORS = re.compile(r"[/!]")
-_LOG_SUFFIXES = re.compile(r"(?:\.(?:log|txt|out|err|gz|json))+$", re.I)
-_NOISE_AFFIX = re.compile(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
+_SEPARATORS = lazy_regex.compile(r"[/!]")
+_LOG_SUFFIXES = lazy_regex.compile(r"(?:\.(?:log|txt|out|err|gz|json))+$", re.I)
+_NOISE_AFFIX = lazy_regex.compile(r"^(?:dmesg|kern|syslog|journal|console|nccl)[-_]|[-_](?:dmesg|kern|syslog|journal|console)$",
                           re.I)
-_STEM_PARTS = re.compile(r"[._]")
+_STEM_PARTS = lazy_regex.compile(r"[._]")
 
 
 def _hostlike(piece: str) -> bool:

@@ -6,6 +6,8 @@ import json
 import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
+
 _NOT_LOG_SUFFIX = {
     ".py": "Python source", ".sh": "shell script", ".bash": "shell script", ".ipynb": "notebook",
     ".yaml": "configuration", ".yml": "configuration", ".toml": "configuration", ".ini": "configuration",
@@ -16,8 +18,8 @@ _NOT_LOG_SUFFIX = {
     ".parquet": "data file", ".csv": "data file", ".npy": "data file", ".npz": "data file",
     ".whl": "package", ".c": "source code", ".cpp": "source code", ".h": "source code",
 }
-_SHEBANG = re.compile(rb"^#!\s*/\S*(?:python|bash|sh|env)")
-_FR_NAME = re.compile(r"(?:^|[/!_.-])(?:fr_trace|nccl_trace|flight|trace)[\w.-]*?(?:rank)?[_-]?\d+(?:\.json)?$", re.I)
+_SHEBANG = lazy_regex.compile(rb"^#!\s*/\S*(?:python|bash|sh|env)")
+_FR_NAME = lazy_regex.compile(r"(?:^|[/!_.-])(?:fr_trace|nccl_trace|flight|trace)[\w.-]*?(?:rank)?[_-]?\d+(?:\.json)?$", re.I)
 
 
 def _suffix(name: str) -> str:

@@ -15,19 +15,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 
 FAMILY = "cpp"
 PREFILTER = r"terminate called (?:after throwing an instance of|without an active exception)"
 
-_TERMINATE = re.compile(r"terminate called (?:after throwing an instance of '(?P<exc>[^']*)'?|without an active exception)")
-_WHAT = re.compile(r"^\s*what\(\):\s+(?P<text>.*)$")
-_RAISED = re.compile(r"^\s*Exception raised from (?P<func>\S+) at (?P<file>\S+?):(?P<line>\d+)")
-_FRAME = re.compile(r"^\s*frame #\d+: (?P<sym>.*?)(?: \+ 0x[0-9a-f]+)? \(0x[0-9a-f]+ in [^)]*\)\s*$")
-_FRAME_LOOSE = re.compile(r"^\s*frame #\d+: ")
+_TERMINATE = lazy_regex.compile(r"terminate called (?:after throwing an instance of '(?P<exc>[^']*)'?|without an active exception)")
+_WHAT = lazy_regex.compile(r"^\s*what\(\):\s+(?P<text>.*)$")
+_RAISED = lazy_regex.compile(r"^\s*Exception raised from (?P<func>\S+) at (?P<file>\S+?):(?P<line>\d+)")
+_FRAME = lazy_regex.compile(r"^\s*frame #\d+: (?P<sym>.*?)(?: \+ 0x[0-9a-f]+)? \(0x[0-9a-f]+ in [^)]*\)\s*$")
+_FRAME_LOOSE = lazy_regex.compile(r"^\s*frame #\d+: ")
 _OMITTED = "<omitting python frames>"
 # lines that start another record (another rank's print, a log header, a Python exception or traceback)
-_NEW_RECORD = re.compile(
+_NEW_RECORD = lazy_regex.compile(
     r"\[(?:rank|default)\d+\]|\(\w+ pid=\d+|\[?[IWEFC]\d{3,4} \d\d:|\[[IWEF] \S+:\d+\]|\[\d{4}-\d\d-\d\d |"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):|Traceback \(most recent call last\)|Fatal Python error|"
     r"[A-Za-z_][\w.]*(?:Error|Exception): "

@@ -16,9 +16,9 @@ Shapes (each printed by the crash handler of a library linked into the training 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "crash"  # the family column of its events is "cpp" (C++-side failures)
@@ -34,17 +34,17 @@ NUMBERS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: 
 NAMES = {"segmentation fault": "SIGSEGV", "bus error": "SIGBUS", "aborted": "SIGABRT",
          "floating point exception": "SIGFPE", "illegal instruction": "SIGILL"}
 
-_UCX = re.compile(r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *:\d+:\d+\] +Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
-_CAUGHT = re.compile(r"Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
-_ABSL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@\S+\) )?received(?: by PID (?P<pid>\d+))?")
-_PYTHON = re.compile(r"Fatal Python error: (?P<what>Segmentation fault|Bus error|Aborted|Floating point exception|"
+_UCX = lazy_regex.compile(r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *:\d+:\d+\] +Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
+_CAUGHT = lazy_regex.compile(r"Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
+_ABSL = lazy_regex.compile(r"\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@\S+\) )?received(?: by PID (?P<pid>\d+))?")
+_PYTHON = lazy_regex.compile(r"Fatal Python error: (?P<what>Segmentation fault|Bus error|Aborted|Floating point exception|"
                      r"Illegal instruction)")
-_MPI = re.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
+_MPI = lazy_regex.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
 # backtrace lines: UCX " 3 0x000000000007b0ef ncclGroupEnd()  ???:0", absl "@ 0x7f... ncclGroupEnd"
 # bash's words for a child's fatal signal (``strsignal``), alone or in a job report ``line N: PID <word> command``
-_SHELL = re.compile(r"^(?:.*: line \d+: +\d+ )?(?P<what>Segmentation fault|Bus error|Aborted|Illegal instruction|"
+_SHELL = lazy_regex.compile(r"^(?:.*: line \d+: +\d+ )?(?P<what>Segmentation fault|Bus error|Aborted|Illegal instruction|"
                     r"Floating point exception|Killed)(?: +\(core dumped\))?(?:\s|$)")
-_FRAME = re.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[\w+:\d+\] \[\s*\d+\] \S+\()"
+_FRAME = lazy_regex.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[\w+:\d+\] \[\s*\d+\] \S+\()"
                     r"(?P<func>[A-Za-z_][\w:]*)")
 _FOLLOW = 40
 

@@ -16,8 +16,8 @@ it: that is the price of not searching every literal in every dense line.
 from __future__ import annotations
 
 import hashlib
-import re
 
+from nccllens import lazy_regex
 from nccllens.parse.nccl_prefix import split_prefix
 from nccllens.parse.prefixes import strip
 from nccllens.prefilter import FLAGS, literals_of, top_branches
@@ -99,11 +99,11 @@ def _watch(patterns: list[str]) -> dict[str, str]:
     return {fam: "|".join(pattern_groups(branches)) for fam, branches in out.items() if branches}
 
 
-_COLL = re.compile(r"(?P<op>\w+): opCount (?P<seq>[0-9a-f]+) sendbuff \S+ recvbuff \S+ count (?P<size>\d+) "
+_COLL = lazy_regex.compile(r"(?P<op>\w+): opCount (?P<seq>[0-9a-f]+) sendbuff \S+ recvbuff \S+ count (?P<size>\d+) "
                    r"datatype (?P<dtype>\d+) op (?P<redop>\d+) root (?P<root>-?\d+) comm (?P<comm>\S+) "
                    r"\[nranks=(?P<nranks>\d+)\]")
-_STEP = re.compile(r"(?:[Ss]tep|STEP|iteration)[\s:=\[]+(?P<seq>\d+)|\|\s*(?P<tqdm>\d+)/\d+ \[")
-_TRANSPORT = re.compile(r"Channel \d+(?:/\d+)? : (?P<src>\d+)\[[0-9a-f]+\] -> (?P<dst>\d+)\[[0-9a-f]+\] "
+_STEP = lazy_regex.compile(r"(?:[Ss]tep|STEP|iteration)[\s:=\[]+(?P<seq>\d+)|\|\s*(?P<tqdm>\d+)/\d+ \[")
+_TRANSPORT = lazy_regex.compile(r"Channel \d+(?:/\d+)? : (?P<src>\d+)\[[0-9a-f]+\] -> (?P<dst>\d+)\[[0-9a-f]+\] "
                         r"(?:\[(?P<dir>send|receive)\] )?via")
 
 

@@ -17,13 +17,13 @@ seconds so a later stage can re-anchor it to the job's local time.
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime, timezone
 
+from nccllens import lazy_regex
 from nccllens.parse.python import dataloader_facts, fold_traceback
 
-_ATTEMPT = re.compile(r"attempt_(?P<attempt>\d+)/(?P<lr>\d+)/[^/]*$")
-_TYPE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::|$)")
+_ATTEMPT = lazy_regex.compile(r"attempt_(?P<attempt>\d+)/(?P<lr>\d+)/[^/]*$")
+_TYPE = lazy_regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::|$)")
 
 
 def _utc(seconds: str | int | float | None) -> datetime | None:

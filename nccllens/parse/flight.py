@@ -18,10 +18,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-from nccllens import data_bounds
+from nccllens import data_bounds, lazy_regex
 from nccllens.safe_pickle import loads as safe_loads
 
-_RANK_IN_NAME = re.compile(r"(\d+)(?:\.json)?(?:\.gz)?$", re.I)
+_RANK_IN_NAME = lazy_regex.compile(r"(\d+)(?:\.json)?(?:\.gz)?$", re.I)
 
 
 def _int(value: Any) -> int | None:

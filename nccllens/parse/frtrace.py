@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "frtrace"
@@ -44,7 +45,7 @@ PREFILTER = (
     r"|Communicator ranks have different \w+ operation counts"
 )
 
-_HEAD = re.compile(
+_HEAD = lazy_regex.compile(
     r"Not all ranks joining collective(?:[,:]? sequence number: (?P<seq1>\d+)| (?P<seq2>\d+) at entry \d+"
     r"| for group (?P<pg>\S+) collective (?P<op>\S+))"
     r"|Collective sequence number: (?P<seq3>\d+) has errors"
@@ -52,16 +53,16 @@ _HEAD = re.compile(
     r"|missed FR dumps from ranks \(?(?P<dumps>\{[\d, ]*\}|[\d, ]+)"
     r"|Missing dump files from ranks (?P<dumps2>\{[\d, ]*\})"
 )
-_FIELD = re.compile(r"^\s*(?P<k>internal record id|group info|collective|missing ranks|input sizes|output sizes|"
+_FIELD = lazy_regex.compile(r"^\s*(?P<k>internal record id|group info|collective|missing ranks|input sizes|output sizes|"
                     r"world size|expected ranks|collective state|error msg|collective stack trace)\s*:\s*(?P<v>.*)$")
-_MISSING_INLINE = re.compile(r"Missing ranks are (?P<r>\{[\d, ]*\})")
-_FRAME = re.compile(r"^\s*(?P<name>[\w<>.]+) at (?P<where>\S+:\d+)\s*$")
-_CULPRIT = re.compile(r"Culprit rank (?P<r>\d+)")
+_MISSING_INLINE = lazy_regex.compile(r"Missing ranks are (?P<r>\{[\d, ]*\})")
+_FRAME = lazy_regex.compile(r"^\s*(?P<name>[\w<>.]+) at (?P<where>\S+:\d+)\s*$")
+_CULPRIT = lazy_regex.compile(r"Culprit rank (?P<r>\d+)")
 _FOLLOW = 40
 
-_RAS_COUNT = re.compile(r"^\s*(?P<n>\d+) ranks? ha(?:ve|s) launched up to operation (?P<op>\d+)")
-_RAS_RANK = re.compile(r"^\s*Rank (?P<r>\d+) -- GPU \d+ managed by process \d+ on node (?P<node>\S+)")
-_RAS_OP = re.compile(r"different (?P<op>\w+) operation counts")
+_RAS_COUNT = lazy_regex.compile(r"^\s*(?P<n>\d+) ranks? ha(?:ve|s) launched up to operation (?P<op>\d+)")
+_RAS_RANK = lazy_regex.compile(r"^\s*Rank (?P<r>\d+) -- GPU \d+ managed by process \d+ on node (?P<node>\S+)")
+_RAS_OP = lazy_regex.compile(r"different (?P<op>\w+) operation counts")
 
 
 def _ranks(text: str) -> list[int]:

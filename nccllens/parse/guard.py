@@ -9,11 +9,11 @@ were cut (``InputFile.notes``).
 
 from __future__ import annotations
 
-import re
+from nccllens import lazy_regex
 
 MATCH_MAX = 16 << 10
 MAX_DIGITS = 1000
-_LONG_NUMBER = re.compile(rf"(?<!\d)\d{{{MAX_DIGITS + 1},}}")  # from a run's start only: linear
+_LONG_NUMBER = lazy_regex.compile(rf"(?<!\d)\d{{{MAX_DIGITS + 1},}}")  # from a run's start only: linear
 
 
 def for_matching(raw: str) -> str:

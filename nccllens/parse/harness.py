@@ -14,9 +14,9 @@ Slurm's ``CANCELLED AT ... DUE TO TIME LIMIT`` and submitit's ``Job has timed ou
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "harness"
@@ -27,13 +27,13 @@ PREFILTER = (
 )
 
 SHAPES = (
-    ("timeout", re.compile(r"timeout: sending signal (?P<sig>\w+) to command")),
-    ("shell", re.compile(r": line \d+: +\d+ (?P<sig>Killed|Terminated)\s+\S*timeout")),
-    ("pbs", re.compile(r"PBS: job killed: walltime (?P<ran>\d+) exceeded limit (?P<limit>\d+)")),
-    ("lsf", re.compile(r"TERM_RUNLIMIT")),
-    ("ci", re.compile(r"exceeded the maximum execution time of (?P<limit>\d+ \w+)")),
+    ("timeout", lazy_regex.compile(r"timeout: sending signal (?P<sig>\w+) to command")),
+    ("shell", lazy_regex.compile(r": line \d+: +\d+ (?P<sig>Killed|Terminated)\s+\S*timeout")),
+    ("pbs", lazy_regex.compile(r"PBS: job killed: walltime (?P<ran>\d+) exceeded limit (?P<limit>\d+)")),
+    ("lsf", lazy_regex.compile(r"TERM_RUNLIMIT")),
+    ("ci", lazy_regex.compile(r"exceeded the maximum execution time of (?P<limit>\d+ \w+)")),
     # 124 is the status GNU timeout (and the harnesses built on it) give a command it stopped at its limit
-    ("timeout", re.compile(r"(?:exit code|exit status|exited with code|exitcode) 124\b")),
+    ("timeout", lazy_regex.compile(r"(?:exit code|exit status|exited with code|exitcode) 124\b")),
 )
 
 

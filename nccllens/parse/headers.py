@@ -14,9 +14,10 @@ Generations (shared/reference/pytorch_c10d.md §1):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
+
+from nccllens import lazy_regex
 
 _LEVELS = {
     "V": "debug", "D": "debug", "I": "info", "W": "warning", "E": "error", "F": "critical", "C": "critical",
@@ -24,19 +25,19 @@ _LEVELS = {
     "CRITICAL": "critical", "FATAL": "critical",
 }
 
-_CPP = re.compile(
+_CPP = lazy_regex.compile(
     r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d{1,9}))? "
     r"(?P<src>[\w.+-]+):(?P<lineno>\d+)\] ?"
 )
-_GLOG = re.compile(
+_GLOG = lazy_regex.compile(
     r"(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d{1,9}) +(?P<pid>\d+) "
     r"(?P<src>[\w/.+-]+):(?P<lineno>\d+)\] ?"
 )
-_PY21 = re.compile(
+_PY21 = lazy_regex.compile(
     r"\[(?P<date>\d{4}-\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d),(?P<frac>\d{3})\] (?P<src>[\w.]+): "
     r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?"
 )
-_PY20 = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<src>(?:torch|__main__)[\w.]*):")
+_PY20 = lazy_regex.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<src>(?:torch|__main__)[\w.]*):")
 
 
 @dataclass(slots=True)

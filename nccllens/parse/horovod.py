@@ -16,10 +16,10 @@ in the middle of a line, where two writes interleaved) are taken out first.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import datetime
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 from nccllens.parse.torch_patterns import ranks_list
 
@@ -27,11 +27,11 @@ FAMILY = "horovod"
 
 PREFILTER = r"\[missing ranks: [\d, ]+\]|waiting for remainder of ranks for more than \d+ seconds|^Missing ranks:\s*$"
 
-_TAG = re.compile(r"\[\d+,\d+\]<(?:stdout|stderr)>:")
-_MISSING = re.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
-_HEAD = re.compile(r"waiting for remainder of ranks for more than (?P<s>\d+) seconds")
-_TS = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): [WEI] ")
-_RANK_LINE = re.compile(r"^\s*(?:\d+:\s*)?(?P<rank>\d+): \[(?P<key>[^\]]*)\]")  # "1: [tensors]" (maybe labelled)
+_TAG = lazy_regex.compile(r"\[\d+,\d+\]<(?:stdout|stderr)>:")
+_MISSING = lazy_regex.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
+_HEAD = lazy_regex.compile(r"waiting for remainder of ranks for more than (?P<s>\d+) seconds")
+_TS = lazy_regex.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): [WEI] ")
+_RANK_LINE = lazy_regex.compile(r"^\s*(?:\d+:\s*)?(?P<rank>\d+): \[(?P<key>[^\]]*)\]")  # "1: [tensors]" (maybe labelled)
 
 
 def _time(body: str) -> dict:

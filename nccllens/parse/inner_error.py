@@ -14,20 +14,20 @@ with …``, Horovod's Gloo store) say *where* a failure surfaced; the error they
 
 from __future__ import annotations
 
-import re
+from nccllens import lazy_regex
 
-_CLOSED = re.compile(r"(?i)reset by peer|broken pipe|closed by peer|got 0 bytes|connection was likely closed"
+_CLOSED = lazy_regex.compile(r"(?i)reset by peer|broken pipe|closed by peer|got 0 bytes|connection was likely closed"
                      r"|\bEOF\b|end of file|connection closed|ECONNRESET|EPIPE")
-_REFUSED = re.compile(r"(?i)connection refused|no route to host|network is unreachable|name or service not known"
+_REFUSED = lazy_regex.compile(r"(?i)connection refused|no route to host|network is unreachable|name or service not known"
                       r"|gai error|cannot be retrieved|temporary failure in name resolution|ECONNREFUSED|EHOSTUNREACH")
-_TIMEOUT = re.compile(r"(?i)timed? ?out|timeout|ETIMEDOUT")
-_CONNECT = re.compile(r"(?i)connect")
+_TIMEOUT = lazy_regex.compile(r"(?i)timed? ?out|timeout|ETIMEDOUT")
+_CONNECT = lazy_regex.compile(r"(?i)connect")
 
 # the text a one-line wrapper carries after its own words
 _EMBEDDED = (
-    re.compile(r"store->get\('[^']*'\) got error: (?P<inner>.+)$"),
-    re.compile(r"connectFullMesh failed with (?:\[[^\]]*\] ?)?(?P<inner>.+)$"),
-    re.compile(r"(?i)gloo.*?store.*?(?:error|failed)[^:]*: (?P<inner>.+)$"),
+    lazy_regex.compile(r"store->get\('[^']*'\) got error: (?P<inner>.+)$"),
+    lazy_regex.compile(r"connectFullMesh failed with (?:\[[^\]]*\] ?)?(?P<inner>.+)$"),
+    lazy_regex.compile(r"(?i)gloo.*?store.*?(?:error|failed)[^:]*: (?P<inner>.+)$"),
 )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 
 FAMILY = "k8s"
@@ -22,14 +23,14 @@ PREFILTER = (
 
 _EXIT_SIGNALS = {134: "SIGABRT", 135: "SIGBUS", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM"}
 
-_POD = re.compile(r"\bpod/(?P<pod>[\w.-]+)")
-_LOW = re.compile(r"The node was low on resource: (?P<res>[\w-]+)\.(?: .*?Container (?P<ctr>\S+) was using)?")
-_CONDITION = re.compile(r"The node had condition: \[(?P<cond>\w+)\]")
-_PREEMPT = re.compile(r"Preempted by (?P<by>.+?) on node (?P<node>[\w.-]+)")
-_KILLING = re.compile(r"Killing container with id (?P<id>(?:\w+://)?[^\s:]+)(?::(?P<why>.*))?$")
-_EXIT = re.compile(r"Exit Code:\s+(?P<code>1(?:3[4579]|43))\b")  # the same codes the PREFILTER keeps
-_REASON = re.compile(r"^\s*Reason:\s+(?P<reason>OOMKilled|Evicted)\s*$")
-_GET_PODS = re.compile(r"^(?P<pod>[a-z0-9][\w.-]*)\s+\d+/\d+\s+(?P<reason>OOMKilled|Evicted)\s")
+_POD = lazy_regex.compile(r"\bpod/(?P<pod>[\w.-]+)")
+_LOW = lazy_regex.compile(r"The node was low on resource: (?P<res>[\w-]+)\.(?: .*?Container (?P<ctr>\S+) was using)?")
+_CONDITION = lazy_regex.compile(r"The node had condition: \[(?P<cond>\w+)\]")
+_PREEMPT = lazy_regex.compile(r"Preempted by (?P<by>.+?) on node (?P<node>[\w.-]+)")
+_KILLING = lazy_regex.compile(r"Killing container with id (?P<id>(?:\w+://)?[^\s:]+)(?::(?P<why>.*))?$")
+_EXIT = lazy_regex.compile(r"Exit Code:\s+(?P<code>1(?:3[4579]|43))\b")  # the same codes the PREFILTER keeps
+_REASON = lazy_regex.compile(r"^\s*Reason:\s+(?P<reason>OOMKilled|Evicted)\s*$")
+_GET_PODS = lazy_regex.compile(r"^(?P<pod>[a-z0-9][\w.-]*)\s+\d+/\d+\s+(?P<reason>OOMKilled|Evicted)\s")
 
 
 def _event_for(body: str) -> dict | None:

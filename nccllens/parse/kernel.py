@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.kernel_gpu import GPU_MESSAGES
 from nccllens.parse.kernel_host import HOST_MESSAGES
@@ -23,7 +24,7 @@ from nccllens.parse.kernel_prefix import split_kernel_prefix
 FAMILY = "kernel"
 
 _MESSAGES = GPU_MESSAGES + HOST_MESSAGES
-_COMPILED = [(kind, re.compile(p), fields) for kind, p, fields in _MESSAGES]
+_COMPILED = [(kind, lazy_regex.compile(p), fields) for kind, p, fields in _MESSAGES]
 
 PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", p) for _, p, _ in _MESSAGES)
 

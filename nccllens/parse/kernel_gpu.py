@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from nccllens import lazy_regex
+
 Fields = Callable[[re.Match], dict]
 
 _BDF = r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
-_XID_REST = re.compile(r"^(?:, ?pid=(?P<pid>'<unknown>'|<unknown>|\d+))?(?:, ?name=(?P<name>[^,]*))?(?:, ?(?P<text>.*))?$")
+_XID_REST = lazy_regex.compile(r"^(?:, ?pid=(?P<pid>'<unknown>'|<unknown>|\d+))?(?:, ?name=(?P<name>[^,]*))?(?:, ?(?P<text>.*))?$")
 
 
 def pci(text: str | None) -> str | None:

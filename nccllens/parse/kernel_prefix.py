@@ -22,18 +22,20 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-_KMSG = re.compile(r"(?P<prio>\d+),(?P<seq>\d+),(?P<usec>\d+),[^;]*;")
-_TALOS = re.compile(r"(?:(?P<node>[^\s:]+): )?kern: *\w+: \[(?P<iso>[^\]]+)\]: ")
-_DECODE = re.compile(r"[a-z]+ *:[a-z]+ *: ")
-_CTIME = re.compile(r"\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\] ?")
-_ISO = re.compile(r"(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?P<tz>Z|[+-]\d\d:?\d\d)? +")
-_SYSLOG = re.compile(r"(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d)(?:\.(?P<frac>\d+))? +")
+from nccllens import lazy_regex
+
+_KMSG = lazy_regex.compile(r"(?P<prio>\d+),(?P<seq>\d+),(?P<usec>\d+),[^;]*;")
+_TALOS = lazy_regex.compile(r"(?:(?P<node>[^\s:]+): )?kern: *\w+: \[(?P<iso>[^\]]+)\]: ")
+_DECODE = lazy_regex.compile(r"[a-z]+ *:[a-z]+ *: ")
+_CTIME = lazy_regex.compile(r"\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\] ?")
+_ISO = lazy_regex.compile(r"(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?P<tz>Z|[+-]\d\d:?\d\d)? +")
+_SYSLOG = lazy_regex.compile(r"(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d)(?:\.(?P<frac>\d+))? +")
 _IDENTS = r"kernel|systemd-networkd|NetworkManager|systemd-udevd|nv-fabricmanager|nvidia-fabricmanager"
-_HOST_IDENT = re.compile(r"(?P<host>[^\s\[\]:]+) (?:(?P<ident>" + _IDENTS + r")(?:\[\d+\])?|[\w.\-/@]+\[\d+\]): +")
-_BARE_IDENT = re.compile(r"(?:(?P<host>[^\s\[\]:]+) )?(?P<ident>" + _IDENTS + r")(?:\[\d+\])?: +")
-_MONO = re.compile(r"\[ *(?P<mono>\d+\.\d+)\] ?")
-_RELATIVE = re.compile(r"\[ *\+\d+\.\d+\] ?")
-_CALLER = re.compile(r"\[ *[TC]\d+\] ?")
+_HOST_IDENT = lazy_regex.compile(r"(?P<host>[^\s\[\]:]+) (?:(?P<ident>" + _IDENTS + r")(?:\[\d+\])?|[\w.\-/@]+\[\d+\]): +")
+_BARE_IDENT = lazy_regex.compile(r"(?:(?P<host>[^\s\[\]:]+) )?(?P<ident>" + _IDENTS + r")(?:\[\d+\])?: +")
+_MONO = lazy_regex.compile(r"\[ *(?P<mono>\d+\.\d+)\] ?")
+_RELATIVE = lazy_regex.compile(r"\[ *\+\d+\.\d+\] ?")
+_CALLER = lazy_regex.compile(r"\[ *[TC]\d+\] ?")
 _MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
 

@@ -11,16 +11,16 @@ that does not match the Trainer's ``num_nodes`` × ``devices`` (see ``analyses.c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "lightning"
 
 PREFILTER = r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: \d+, MEMBER: \d+/\d+"
 
-_INIT = re.compile(r"(?i)initializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d{1,7}), MEMBER: (?P<m>\d+)/(?P<w>\d{1,7})")
+_INIT = lazy_regex.compile(r"(?i)initializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d{1,7}), MEMBER: (?P<m>\d+)/(?P<w>\d{1,7})")
 
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:

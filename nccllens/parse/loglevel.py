@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "log"
@@ -31,7 +32,7 @@ _SHAPES = (
     r"^(?P<glog>[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\] (?P<rest>.*)$",
 )
 PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", shape) for shape in _SHAPES)
-_COMPILED = [re.compile(shape) for shape in _SHAPES]
+_COMPILED = [lazy_regex.compile(shape) for shape in _SHAPES]
 
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:

@@ -5,19 +5,23 @@ each branch's required literals are known (``prefilter.literals_of``). One polar
 tells which literals a message holds, so only the branches holding one of them (and the few
 branches without any literal) are tried, with regexes compiled once per process. The result is the
 same as searching every whole pattern: a pattern matches exactly when one of its branches does.
+The index of a set of patterns is kept between runs (``plan_cache``).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 
 import polars as pl
 
+from nccllens import lazy_regex, plan_cache
 from nccllens.prefilter import FLAGS, closes_at_end, compiled, literals_of, top_branches
 
-_SCOPED = re.compile(r"^\(\?([a-zA-Z]+):(.*)\)$", re.S)
+_SCOPED = lazy_regex.compile(r"^\(\?([a-zA-Z]+):(.*)\)$", re.S)
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,42 @@ def _literals(branch: str) -> tuple[frozenset[str] | None, bool]:
 @functools.lru_cache(maxsize=32)
 def index(targets: tuple[tuple[str, tuple[str, ...]], ...]) -> _Index:
     """``targets``: (name, patterns) pairs; a name is wanted when any of its patterns matches."""
+    key = hashlib.sha256(json.dumps(targets).encode()).hexdigest()
+    held = plan_cache.recall("index", key)
+    if held is not None:
+        try:
+            return _from_json(held)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            pass  # not what ``_as_json`` writes: built again
+    built = _build(targets)
+    plan_cache.keep("index", key, _as_json(built))
+    return built
+
+
+def _as_json(idx: _Index) -> dict:
+    return {"branches": [list(b) for b in idx.branches], "cs": {k: list(v) for k, v in idx.cs.items()},
+            "nocase": {k: list(v) for k, v in idx.nocase.items()}, "always": list(idx.always)}
+
+
+def _ints(values) -> tuple[int, ...]:
+    if not isinstance(values, list) or not all(type(v) is int for v in values):
+        raise ValueError("bad index entry")
+    return tuple(values)
+
+
+def _from_json(data: dict) -> _Index:
+    branches = tuple((name, branch) for name, branch in data["branches"])
+    if not all(isinstance(name, str) and isinstance(branch, str) for name, branch in branches):
+        raise ValueError("bad index entry")
+    cs = {k: _ints(v) for k, v in data["cs"].items()}
+    nocase = {k: _ints(v) for k, v in data["nocase"].items()}
+    always = _ints(data["always"])
+    if not all(0 <= k < len(branches) for ks in (*cs.values(), *nocase.values(), always) for k in ks):
+        raise ValueError("bad index entry")
+    return _Index(branches, cs, nocase, always)
+
+
+def _build(targets: tuple[tuple[str, tuple[str, ...]], ...]) -> _Index:
     branches: list[tuple[str, str]] = []
     cs: dict[str, list[int]] = {}
     nocase: dict[str, list[int]] = {}

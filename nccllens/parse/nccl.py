@@ -13,9 +13,9 @@ and are not claimed here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.nccl_info import PREFILTER_BODIES, classify
 from nccllens.parse.nccl_prefix import NcclPrefix, split_prefix
@@ -29,9 +29,9 @@ PREFILTER = (
     r"|[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+\.cu:\d+ WARN |INFO (?:" + PREFILTER_BODIES + r"))"  # NCCL 2.0-2.2
 )
 
-_BANNER_VERSION = re.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+\S*?\+cuda\d+\.\d+)")
-_CALL = re.compile(r"(?P<op>nccl\w+)\((?P<args>.*)")
-_RANK_TAG = re.compile(r"\[Rank (?P<rank>\d+)\] ")
+_BANNER_VERSION = lazy_regex.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+\S*?\+cuda\d+\.\d+)")
+_CALL = lazy_regex.compile(r"(?P<op>nccl\w+)\((?P<args>.*)")
+_RANK_TAG = lazy_regex.compile(r"\[Rank (?P<rank>\d+)\] ")
 
 
 def _event(line: Line, pre: NcclPrefix, kind: str, level: str, message: str) -> dict:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from nccllens import lazy_regex
+
 Fields = Callable[[re.Match], dict]
 
 _ADDR = r"[^\s<>]+<\d+>"  # ncclSocketToString: host<port>, IPv6 may carry %iface
@@ -144,7 +146,7 @@ BODIES: list[tuple[str, str, Fields]] = [
      _key_value("failure")),
 ]
 
-_COMPILED = [(kind, re.compile(p), fields) for kind, p, fields in BODIES]
+_COMPILED = [(kind, lazy_regex.compile(p), fields) for kind, p, fields in BODIES]
 
 
 def _without_groups(pattern: str) -> str:

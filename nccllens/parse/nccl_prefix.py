@@ -17,13 +17,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from nccllens import lazy_regex
+
 _STAMP = r"\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?"
 
-_LINE = re.compile(
+_LINE = lazy_regex.compile(
     r"(?:" + _STAMP + r")?"
     r"(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) (?:\[(?P<dev>-?\d+)\] )?"
     r"|(?<![\w:])\[(?P<dev2>-?\d+)\] )"  # a paste that kept only the [dev] of the prefix
@@ -32,11 +33,11 @@ _LINE = re.compile(
     r"NCCL (?P<lvl>INFO|WARN|TRACE|CALL)(?: (?P<body>.*))?$"
 )
 # NCCL 2.0-2.2 printed the level without "NCCL"; the full prefix (host, pid, tid, device) must be there
-_OLD = re.compile(
+_OLD = lazy_regex.compile(
     r"(?:^|\s)(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
     r"(?:(?P<src>[^\s:]+\.cu):(?P<srcline>\d+) (?=WARN))?(?P<lvl>INFO|WARN) (?P<body>.*)$"
 )
-_BANNER = re.compile(r"^(?:" + _STAMP + r")?(?P<body>NCCL version \d+\.\d+\.\d+\S*\+cuda\d+\.\d+.*)$")
+_BANNER = lazy_regex.compile(r"^(?:" + _STAMP + r")?(?P<body>NCCL version \d+\.\d+\.\d+\S*\+cuda\d+\.\d+.*)$")
 
 _LEVELS = {"INFO": "info", "WARN": "warning", "TRACE": "trace", "CALL": "info"}
 

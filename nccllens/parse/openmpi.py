@@ -16,9 +16,9 @@ The launcher's own name comes first (``mpirun``, ``mpirun.real``, ``orterun``, `
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "openmpi"
@@ -29,14 +29,14 @@ PREFILTER = (r"noticed that process rank \d+ with PID \d+ on node "
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
            11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
-_NOTICED = re.compile(r"noticed that process rank (?P<rank>\d{1,7}) with PID (?P<pid>\d+) on node (?P<node>\S*) ?"
+_NOTICED = lazy_regex.compile(r"noticed that process rank (?P<rank>\d{1,7}) with PID (?P<pid>\d+) on node (?P<node>\S*) ?"
                       r"exited on signal (?P<sig>\d+)")
-_PROCESS = re.compile(r"Process name:\s*\[\[\d+,\d+\],(?P<rank>\d{1,7})\]")
-_EXIT = re.compile(r"Exit code:\s*(?P<code>-?\d+)")
-_LOCAL = re.compile(r"Local host:\s*(?P<h>\S+)")
-_REMOTE = re.compile(r"Remote host:\s*(?P<h>\S+)")
-_LOST_PEER = re.compile(r"Remote daemon\s*:.*? on node (?P<h>\S+)|^\s*hostname:\s*(?P<h2>\S+)")
-_LOST_HNP = re.compile(r"HNP daemon\s*:.*? on node (?P<h>\S+)")
+_PROCESS = lazy_regex.compile(r"Process name:\s*\[\[\d+,\d+\],(?P<rank>\d{1,7})\]")
+_EXIT = lazy_regex.compile(r"Exit code:\s*(?P<code>-?\d+)")
+_LOCAL = lazy_regex.compile(r"Local host:\s*(?P<h>\S+)")
+_REMOTE = lazy_regex.compile(r"Remote host:\s*(?P<h>\S+)")
+_LOST_PEER = lazy_regex.compile(r"Remote daemon\s*:.*? on node (?P<h>\S+)|^\s*hostname:\s*(?P<h2>\S+)")
+_LOST_HNP = lazy_regex.compile(r"HNP daemon\s*:.*? on node (?P<h>\S+)")
 
 
 def _after(line: Line, ctx: FileContext, n: int) -> list[str]:

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from nccllens import lazy_regex
+
 _TS = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
 
 
@@ -37,8 +39,8 @@ class Shape:
     fields: Callable[[re.Match[str]], dict] | None = None  # what the match tells, beyond plain groups
 
 
-_HOSTY = re.compile(r"^(?=.*[\d-])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*$")
-_NOT_PDSH = re.compile(
+_HOSTY = lazy_regex.compile(r"^(?=.*[\d-])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*$")
+_NOT_PDSH = lazy_regex.compile(
     r"^(?:(?:rank|default|local|worker|iter|step|epoch|http|https|error|warning|note|line|item|batch|cuda"
     r"|device|node_rank|process|proc|thread|task)\d*"
     r"|nvidia-\S*|nvswitch\d*|mlx\d\S*|ib\d+\S*|eth\d+\S*|en[opsx]\S*|bond\d+\S*|nvme\S*|sd[a-z]+\d*"
@@ -85,34 +87,34 @@ def _sglang(m: re.Match[str]) -> dict:
 
 SHAPES: tuple[Shape, ...] = (
     # kubectl logs --timestamps / GitHub Actions: RFC 3339 with Z
-    Shape("k8s_ts", re.compile(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z) ")),
+    Shape("k8s_ts", lazy_regex.compile(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z) ")),
     # kubectl logs --prefix: [pod/<name>/<container>]
-    Shape("kubectl", re.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]+\] ")),
+    Shape("kubectl", lazy_regex.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]+\] ")),
     # Open MPI --tag-output (mpirun, horovodrun over MPI): [jobid,rank]<stream>:
-    Shape("mpi", re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    Shape("mpi", lazy_regex.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
     # horovodrun with its Gloo controller: [rank]<stream>:
-    Shape("horovod", re.compile(r"\[(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    Shape("horovod", lazy_regex.compile(r"\[(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
     # Ray actors and tasks: (RayTrainWorker pid=123, ip=10.0.0.1), (MegatronPolicyWorker[rank=31] pid=..),
     # (pid=7); vLLM: (VllmWorker rank=0 pid=..), (VllmWorkerProcess pid=..), (VllmWorker TP1 pid=..)
-    Shape("ray", re.compile(r"\((?:(?P<actor>[\w.]+(?: TP\d+)?)(?:\[rank=(?P<rank>\d+)\]| rank=(?P<rank2>\d+))? )?"
+    Shape("ray", lazy_regex.compile(r"\((?:(?P<actor>[\w.]+(?: TP\d+)?)(?:\[rank=(?P<rank>\d+)\]| rank=(?P<rank2>\d+))? )?"
                             r"pid=(?P<pid>\d+)(?:, ip=(?P<host>[\w.:-]+))?\)\s"), fields=_worker_name),
     # SGLang: [2025-01-01 12:00:00 TP0], [2025-01-01 12:00:00 DP0 TP3 EP3], [TP0]
-    Shape("sglang", re.compile(r"\[(?:(?P<ts>" + _TS + r") )?(?:DP\d+ )?(?:PP(?P<pp>\d+) )?TP(?P<tp>\d+)"
+    Shape("sglang", lazy_regex.compile(r"\[(?:(?P<ts>" + _TS + r") )?(?:DP\d+ )?(?:PP(?P<pp>\d+) )?TP(?P<tp>\d+)"
                                r"(?: EP\d+)?\] "), fields=_sglang),
     # torchrun --tee / --log-line-prefix-template: [default0]:, [rank3]:, [trainer1]:
-    Shape("tee", re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<num>\d+)\]:\s?"), fields=_tee),
+    Shape("tee", lazy_regex.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<num>\d+)\]:\s?"), fields=_tee),
     # [rank=3] (Lightning, some harnesses) and "Rank 3: " at the start of a line
-    Shape("rank_eq", re.compile(r"\[rank=(?P<rank>\d+)\]:?\s?")),
-    Shape("rank_word", re.compile(r"Rank (?P<rank>\d{1,6}): ")),
+    Shape("rank_eq", lazy_regex.compile(r"\[rank=(?P<rank>\d+)\]:?\s?")),
+    Shape("rank_word", lazy_regex.compile(r"Rank (?P<rank>\d{1,6}): ")),
     # srun --label pads the task id: "%*d: "
-    Shape("srun", re.compile(r"\s*(?P<rank>\d{1,6}): ")),
+    Shape("srun", lazy_regex.compile(r"\s*(?P<rank>\d{1,6}): ")),
     # a shell prompt names the host: user@host:~/dir$ , [user@host dir]#
-    Shape("prompt", re.compile(r"(?:\([\w.-]+\) )?(?:[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*):[~/][^\s$#]*"
+    Shape("prompt", lazy_regex.compile(r"(?:\([\w.-]+\) )?(?:[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*):[~/][^\s$#]*"
                                r"|\[[A-Za-z_][\w.-]*@(?P<host2>[A-Za-z0-9][\w.-]*) [^\]]*\])[#$] ")),
     # pdsh / DeepSpeed's launcher: "host: "
-    Shape("pdsh", re.compile(r"(?P<host>[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): "), check=_pdsh_host),
+    Shape("pdsh", lazy_regex.compile(r"(?P<host>[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): "), check=_pdsh_host),
     # a CI or benchmark harness's timestamp before another prefix
-    Shape("ci_ts", re.compile(r"\[?(?P<ts>" + _TS + r")(?:Z|[+-]\d\d:?\d\d)?\]? +"), lead=True),
+    Shape("ci_ts", lazy_regex.compile(r"\[?(?P<ts>" + _TS + r")(?:Z|[+-]\d\d:?\d\d)?\]? +"), lead=True),
 )
 _BY_NAME = {s.name: s for s in SHAPES}
 _ROLES = ("rank", "local_rank", "host", "host2", "pid", "ts")
@@ -120,17 +122,17 @@ _ROLES = ("rank", "local_rank", "host", "host2", "pid", "ts")
 # how any shape can start (a digit, a bracket, a parenthesis, blank, "Rank N", a prompt, or a host
 # name and ": "): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left
 # as is after one test instead of one per shape
-_MAY_START = re.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: ")
-GLUED = re.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ])")
+_MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: ")
+GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ])")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
-GLUED_TRACEBACK = re.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
+GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
 # NCCL records that a terminal or a paste ran together: "... to 0. [0] NCCL INFO NCCL_IB_HCA set to ..."
-_GLUED_NCCL = re.compile(r"(?<=\S) (?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN) )")
+_GLUED_NCCL = lazy_regex.compile(r"(?<=\S) (?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN) )")
 
 # the fallback: a rank marker after a leading segment that repeats on many lines of the file
-_MARK = re.compile(r"\[rank(?P<a>\d+)\]:\s?|\[rank=(?P<b>\d+)\]:?\s?|(?<![\w\[])Rank (?P<c>\d{1,6}): ")
-_DIGITS = re.compile(r"\d")
-_LEAD_TS = re.compile(_TS)
+_MARK = lazy_regex.compile(r"\[rank(?P<a>\d+)\]:\s?|\[rank=(?P<b>\d+)\]:?\s?|(?<![\w\[])Rank (?P<c>\d{1,6}): ")
+_DIGITS = lazy_regex.compile(r"\d")
+_LEAD_TS = lazy_regex.compile(_TS)
 MAX_LEAD = 80  # characters before the marker
 MIN_REPEATS = 3  # lines of the file that start with the segment's shape
 SAMPLE = 4000  # lines of the file looked at
@@ -165,7 +167,7 @@ class FileFacts:
 
 # a launcher that writes one log per task and states where the task runs at its top: submitit's
 # "Starting with JobEnvironment(job_id=.., hostname=learnfair0293, local_rank=0(2), node=0(1), global_rank=0(2))"
-_TASK_HEADER = re.compile(r"JobEnvironment\((?=.*?\bhostname=(?P<host>[\w.-]+))(?=.*?\bglobal_rank=(?P<rank>\d+))")
+_TASK_HEADER = lazy_regex.compile(r"JobEnvironment\((?=.*?\bhostname=(?P<host>[\w.-]+))(?=.*?\bglobal_rank=(?P<rank>\d+))")
 
 
 def parse_ts(text: str) -> datetime | None:

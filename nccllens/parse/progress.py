@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "progress"
@@ -49,27 +50,27 @@ PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:co
 # (not a bare "training finished": a wrapper script echoes it after a failed command too)
 # the job's own last word: launchers' and trainers' success lines, and a script's bare "training finished"
 # ending the line (so "training finished with errors" or "training finished step 3" is not one)
-FINISHED = re.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
+FINISHED = lazy_regex.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
                       r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished training\b")
 # work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
-COUNT = re.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
+COUNT = lazy_regex.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
-BENCH = re.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
+BENCH = lazy_regex.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
                    r"|^#\s+(?P<table>out-of-place)\s+in-place"
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
 
-BENCH_RANK = re.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)"
+BENCH_RANK = lazy_regex.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)"
                         r"\s+device\s+(?P<dev>\d+)")
 
-BAR = re.compile(
+BAR = lazy_regex.compile(
     r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)"
     r"\s*\[(?P<elapsed>[\d:]+)(?:<(?P<left>[\d:?]+))?")
-STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b\s*[:=#]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?", re.I)
-DURATION = re.compile(
+STEP = lazy_regex.compile(r"\b(?:step|iter(?:ation)?)\b\s*[:=#]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?", re.I)
+DURATION = lazy_regex.compile(
     r"(?P<label>[A-Za-z][\w.]*(?:[ _-][A-Za-z][\w.]*)?)\s*(?:\((?P<unit0>ms|s)\))?\s*[:=]?\s*"
     r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?(?![\w.])")
-OWN_RANK = re.compile(r"^\s*\[?\s*(?:global[ _])?rank\s*[:=]?\s*(?P<r>\d+)\s*\]?\s*[:|]?", re.I)
+OWN_RANK = lazy_regex.compile(r"^\s*\[?\s*(?:global[ _])?rank\s*[:=]?\s*(?P<r>\d+)\s*\]?\s*[:|]?", re.I)
 SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0}
 NOT_TIMES = ("step", "iter", "iteration", "epoch", "rank", "loss", "lr", "batch")
 

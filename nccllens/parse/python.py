@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
 
@@ -41,34 +42,34 @@ SIGNAL_BY_DESCRIPTION = {
     "alarm clock": "SIGALRM", "user defined signal 1": "SIGUSR1", "user defined signal 2": "SIGUSR2",
 }
 
-_TRACEBACK = re.compile(r"^(?P<indent>\s*)Traceback \(most recent call last\):")
+_TRACEBACK = lazy_regex.compile(r"^(?P<indent>\s*)Traceback \(most recent call last\):")
 # a wrapper that re-raises another process's exception and prints its traceback after its own line
 # (DataLoader's "Caught X in DataLoader worker process N.", multiprocessing's spawn errors)
-_ORIGINAL = re.compile(r"^\s*Original Traceback \(most recent call last\):")
-_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
-_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::(?: (?P<text>.*))?)?$")
-_EXC_NAME = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)$")
-_CHAIN = re.compile(
+_ORIGINAL = lazy_regex.compile(r"^\s*Original Traceback \(most recent call last\):")
+_FRAME = lazy_regex.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
+_EXC = lazy_regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::(?: (?P<text>.*))?)?$")
+_EXC_NAME = lazy_regex.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)$")
+_CHAIN = lazy_regex.compile(
     r"^(?:During handling of the above exception, another exception occurred:"
     r"|The above exception was the direct cause of the following exception:)"
 )
-_CPP_RAISED = re.compile(r"Exception raised from (?P<func>\S+) at ")
-_CPP_FRAME = re.compile(r"^\s*frame #\d+: (?P<func>.+?)(?: \+ 0x[0-9a-f]+)?(?: \(0x[0-9a-f]+ in .*\))?$")
-_CPP_NOISE = re.compile(r"^(?:<unknown|_?Py|clone|start_thread|__libc|c10::Error::Error|c10::detail::)")
-_STANDALONE = re.compile(
+_CPP_RAISED = lazy_regex.compile(r"Exception raised from (?P<func>\S+) at ")
+_CPP_FRAME = lazy_regex.compile(r"^\s*frame #\d+: (?P<func>.+?)(?: \+ 0x[0-9a-f]+)?(?: \(0x[0-9a-f]+ in .*\))?$")
+_CPP_NOISE = lazy_regex.compile(r"^(?:<unknown|_?Py|clone|start_thread|__libc|c10::Error::Error|c10::detail::)")
+_STANDALONE = lazy_regex.compile(
     r"^(?:\[rank(?P<rank>\d+)\] )?(?:.*?caught )?"
     r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception))(?::\s?(?P<text>.*))?$"
 )
-_DL_KILLED = re.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<sig>[^.]+)\.")
-_DL_EXITED = re.compile(
+_DL_KILLED = lazy_regex.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<sig>[^.]+)\.")
+_DL_EXITED = lazy_regex.compile(
     r"DataLoader worker \(pid(?:\(s\))? (?P<pids>\d+(?:, \d+)*)\) exited unexpectedly"
     r"(?: with exit code (?P<code>-?\d+))?"
 )
-_DL_UNEXPECTED = re.compile(
+_DL_UNEXPECTED = lazy_regex.compile(
     r"Unexpected (?P<what>bus error|segmentation fault|floating-point exception) encountered in worker"
 )
 _DL_SIGNALS = {"bus error": "SIGBUS", "segmentation fault": "SIGSEGV", "floating-point exception": "SIGFPE"}
-_TABLE_TRACEBACK = re.compile(r"^\s*traceback\s*:\s*Traceback")
+_TABLE_TRACEBACK = lazy_regex.compile(r"^\s*traceback\s*:\s*Traceback")
 
 
 @dataclass
@@ -225,9 +226,9 @@ def dataloader_facts(texts: Iterable[str]) -> dict:
 # the old launchers (torch.distributed.launch ≤ 1.8, other subprocess-based ones) raise CalledProcessError for
 # a worker that failed: "Command '[..., '--local_rank=1', ...]' died with <Signals.SIGKILL: 9>." /
 # "... returned non-zero exit status 1."
-_CALLED = re.compile(r"CalledProcessError: Command .*?(?:died with <Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>"
+_CALLED = lazy_regex.compile(r"CalledProcessError: Command .*?(?:died with <Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>"
                      r"|returned non-zero exit status (?P<code>-?\d+))")
-_LOCAL_RANK_ARG = re.compile(r"'--local[_-]rank[= ](?P<n>\d{1,5})'")
+_LOCAL_RANK_ARG = lazy_regex.compile(r"'--local[_-]rank[= ](?P<n>\d{1,5})'")
 
 
 def launched_process_facts(message: str | None) -> dict:

@@ -10,10 +10,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import datetime
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.python import SIGNAL_BY_DESCRIPTION
 
@@ -25,21 +25,21 @@ PREFILTER = (
     r"|Caught signal SIG[A-Z0-9]+ on \S+: this job is |Job has timed out\. Ran \d+ minutes"
 )
 
-_STEPD = re.compile(r"slurmstepd(?:-(?P<host>[\w.-]+))?: (?:error: )?(?P<rest>.*)$")
-_CANCEL = re.compile(
+_STEPD = lazy_regex.compile(r"slurmstepd(?:-(?P<host>[\w.-]+))?: (?:error: )?(?P<rest>.*)$")
+_CANCEL = lazy_regex.compile(
     r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<ts>\S+)"
     r"(?: DUE TO (?P<reason>[A-Z][A-Z _]*?))?(?: by \S+)?(?: on (?P<node_old>\S+))? \*\*\*"
 )
-_OOM = re.compile(r"Detected (?P<count>\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>\w+(?:\.\w+)?)")
-_TASKS = re.compile(r"^srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
-_EXIT = re.compile(r"Exited with exit code (?P<code>-?\d+)")
-_SRUN = re.compile(
+_OOM = lazy_regex.compile(r"Detected (?P<count>\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>\w+(?:\.\w+)?)")
+_TASKS = lazy_regex.compile(r"^srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
+_EXIT = lazy_regex.compile(r"Exited with exit code (?P<code>-?\d+)")
+_SRUN = lazy_regex.compile(
     r"^srun: (?P<what>Job step aborted|forcing job termination|Force Terminated|Terminating|error: )(?P<rest>.*)$"
 )
 # submitit (a Slurm job launcher) on the node where the job ran: the signal Slurm sent before the end
-_SUBMITIT = re.compile(r"Caught signal (?P<sig>SIG[A-Z0-9]+) on (?P<host>[\w.-]+): this job is (?P<what>timed-out|preempted)")
-_SUBMITIT_TIMEOUT = re.compile(r"Job has timed out\. Ran \d+ minutes")
-_STEP_ID = re.compile(r"(?:StepId=|job step |job )(?P<id>\d+(?:\.\w+)?)")
+_SUBMITIT = lazy_regex.compile(r"Caught signal (?P<sig>SIG[A-Z0-9]+) on (?P<host>[\w.-]+): this job is (?P<what>timed-out|preempted)")
+_SUBMITIT_TIMEOUT = lazy_regex.compile(r"Job has timed out\. Ran \d+ minutes")
+_STEP_ID = lazy_regex.compile(r"(?:StepId=|job step |job )(?P<id>\d+(?:\.\w+)?)")
 
 
 def _ts(text: str) -> datetime | None:

@@ -24,9 +24,9 @@ family's; a faulthandler block that follows one is still a stack, and says where
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "stack"
@@ -40,38 +40,38 @@ _PROCESS = r"^Process \d+: \S"
 
 PREFILTER = "|".join((_PYSPY_THREAD, _GDB_THREAD, _GDB_FIRST, _FAULTHANDLER, _PYSTACK, _PROCESS))
 
-_HEADS = re.compile("|".join(f"(?:{p})" for p in (_PYSPY_THREAD, _GDB_THREAD, _GDB_FIRST, _FAULTHANDLER, _PYSTACK)))
-_PROCESS_RE = re.compile(r"^Process (?P<pid>\d{1,9}): \S")
-_THREAD_NAME = re.compile(r'^Thread (?:0x[0-9A-Fa-f]+|\d+) \([^)]*\): "(?P<name>[^"]{1,80})"'
+_HEADS = lazy_regex.compile("|".join(f"(?:{p})" for p in (_PYSPY_THREAD, _GDB_THREAD, _GDB_FIRST, _FAULTHANDLER, _PYSTACK)))
+_PROCESS_RE = lazy_regex.compile(r"^Process (?P<pid>\d{1,9}): \S")
+_THREAD_NAME = lazy_regex.compile(r'^Thread (?:0x[0-9A-Fa-f]+|\d+) \([^)]*\): "(?P<name>[^"]{1,80})"'
                           r"|^(?P<gdb>Thread \d+) \(Thread 0x[0-9a-f]+ \(LWP (?P<lwp>\d{1,9})\)\)"
                           r"|^(?P<current>Current thread) 0x")
 
 # one frame, in each dump's shape: the function name is what classifies it
 _FRAMES = (
-    re.compile(r"^#\d+ +(?:0x[0-9a-f]+ in )?(?P<func>\?\?|[A-Za-z_][\w:<>~.]*) \((?P<args>.*?)\)(?: (?:at|from) (?P<file>\S+))?"),
-    re.compile(r"^ {2}File \"(?P<file>[^\"]*)\", line \d+,? in (?P<func>[\w.<>]+)"),
-    re.compile(r"^ +\((?:Python|C)\) File \"(?P<file>[^\"]*)\", line \d+, in (?P<func>[\w.<>:~]+)"),
-    re.compile(r"^ {2,}(?:0x[0-9a-fA-F]+ )?(?P<func>[A-Za-z_<][\w.<>:~$]*) \((?P<file>[^()]*)\)\s*$"),
+    lazy_regex.compile(r"^#\d+ +(?:0x[0-9a-f]+ in )?(?P<func>\?\?|[A-Za-z_][\w:<>~.]*) \((?P<args>.*?)\)(?: (?:at|from) (?P<file>\S+))?"),
+    lazy_regex.compile(r"^ {2}File \"(?P<file>[^\"]*)\", line \d+,? in (?P<func>[\w.<>]+)"),
+    lazy_regex.compile(r"^ +\((?:Python|C)\) File \"(?P<file>[^\"]*)\", line \d+, in (?P<func>[\w.<>:~]+)"),
+    lazy_regex.compile(r"^ {2,}(?:0x[0-9a-fA-F]+ )?(?P<func>[A-Za-z_<][\w.<>:~$]*) \((?P<file>[^()]*)\)\s*$"),
 )
 _MAX_FRAMES = 64
 
 # what a frame waits on, innermost first; the first frame that says decides (order of the table matters
 # only within one frame)
 _WAITS = (
-    ("gpu_sync", re.compile(r"(?i)^cu(?:da)?(?:Stream|Device|Event|Ctx)Synchronize$|^synchronize$")),
-    ("collective", re.compile(
+    ("gpu_sync", lazy_regex.compile(r"(?i)^cu(?:da)?(?:Stream|Device|Event|Ctx)Synchronize$|^synchronize$")),
+    ("collective", lazy_regex.compile(
         r"(?i)^(?:all_reduce|allreduce|all_gather\w*|_all_gather_base|allgather\w*|reduce_scatter\w*|"
         r"_reduce_scatter_base|broadcast\w*|barrier|monitored_barrier|all_to_all\w*|alltoall\w*|reduce|gather|"
         r"scatter|send|recv|isend|irecv|batch_isend_irecv|nccl[A-Z]\w*|ncclGroupEnd)$|::(?:allreduce|allgather|"
         r"barrier|broadcast|reduce_scatter|alltoall|wait)\b|ProcessGroup|gloo::")),
-    ("store", re.compile(r"(?i)^(?:_store_based_barrier|rendezvous|next_rendezvous|_rendezvous\w*|get|wait)$")),
-    ("data", re.compile(r"(?i)^(?:_next_data|_get_data|_try_get_data|_next_index|get|__next__)$")),
+    ("store", lazy_regex.compile(r"(?i)^(?:_store_based_barrier|rendezvous|next_rendezvous|_rendezvous\w*|get|wait)$")),
+    ("data", lazy_regex.compile(r"(?i)^(?:_next_data|_get_data|_try_get_data|_next_index|get|__next__)$")),
 )
 # files that make a generic name (get, wait, __next__) mean something
 _WAIT_FILES = {
-    "collective": re.compile(r"distributed_c10d|torch/distributed/(?!elastic)|deepspeed/comm|libnccl|librccl|gloo"),
-    "store": re.compile(r"elastic/rendezvous|c10d_rendezvous|dynamic_rendezvous|torch/distributed/rendezvous"),
-    "data": re.compile(r"(?:^|/)queue\.py|multiprocessing/queues|utils/data/dataloader|dataloader|iterators?\.py"),
+    "collective": lazy_regex.compile(r"distributed_c10d|torch/distributed/(?!elastic)|deepspeed/comm|libnccl|librccl|gloo"),
+    "store": lazy_regex.compile(r"elastic/rendezvous|c10d_rendezvous|dynamic_rendezvous|torch/distributed/rendezvous"),
+    "data": lazy_regex.compile(r"(?:^|/)queue\.py|multiprocessing/queues|utils/data/dataloader|dataloader|iterators?\.py"),
 }
 _GENERIC = {"get", "wait", "__next__", "synchronize", "reduce", "gather", "scatter", "send", "recv", "broadcast"}
 

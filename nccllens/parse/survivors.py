@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 
 import polars as pl
 
+from nccllens import lazy_regex
 from nccllens.extract.engine import ANY
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families
@@ -211,11 +211,11 @@ def _starts_a_record(raw: str) -> bool:
     return bool(_RECORD_START.match(raw))
 
 
-_RECORD_START = re.compile(r"[^\s:\[\]]+:\d+:\d+ |Traceback |(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Warning)\b:?|"
+_RECORD_START = lazy_regex.compile(r"[^\s:\[\]]+:\d+:\d+ |Traceback |(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Warning)\b:?|"
                            r"NCCL |\w+ \d\d-\d\d \d\d:")
 
 
-_DIGITS = re.compile(r"\d")
+_DIGITS = lazy_regex.compile(r"\d")
 SHAPE_CHARS = 16  # a line that starts like the head (digits aside) is the same writer's next record
 
 

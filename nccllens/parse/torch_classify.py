@@ -11,58 +11,60 @@ from __future__ import annotations
 
 import re
 
+from nccllens import lazy_regex
 from nccllens.parse.torch_debug import classify_barrier, classify_ddp
 from nccllens.parse.torch_patterns import nccl_error_code, pg_fields, ranks_list, work_fields
 from nccllens.parse.torch_store import classify_gloo, classify_store
 
-_WATCHDOG_DIED = re.compile(r"(?:Process group|NCCL) watchdog thread terminated with exception: ?(?P<what>.*)$")
-_TIMEOUT = re.compile(r"(?:Watchdog caught|Caught) collective operation timeout: Work\w*\(")
-_BLOCKING = re.compile(r"Work Work\w*\(.*\) timed out in (?:call to wait|blocking wait)")
-_TAKING_DOWN = re.compile(r"Some NCCL operations have failed or timed out|To avoid (?:data|this) inconsistency, we are "
+_WATCHDOG_DIED = lazy_regex.compile(r"(?:Process group|NCCL) watchdog thread terminated with exception: ?(?P<what>.*)$")
+_TIMEOUT = lazy_regex.compile(r"(?:Watchdog caught|Caught) collective operation timeout: Work\w*\(")
+_BLOCKING = lazy_regex.compile(r"Work Work\w*\(.*\) timed out in (?:call to wait|blocking wait)")
+_TAKING_DOWN = lazy_regex.compile(r"Some NCCL operations have failed or timed out|To avoid (?:data|this) inconsistency, we are "
                           r"taking the entire process down")
-_STATUS = re.compile(
+_STATUS = lazy_regex.compile(
     r"(?:Timeout at NCCL work|Exception \(either an error or timeout\) detected by watchdog at work|"
     r"Exception hit in NCCL work|failure detected by watchdog at work sequence id): (?P<seq>-?\d+)"
 )
-_ENQ_COMP = re.compile(r"last enqueued (?:NCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL )?work: (?P<comp>-?\d+)",
+_ENQ_COMP = lazy_regex.compile(r"last enqueued (?:NCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL )?work: (?P<comp>-?\d+)",
                        re.IGNORECASE)
 _PERIODIC = "NCCL Work update periodically"
-_HEARTBEAT = re.compile(r"Heartbeat monitor timed out|watchdog got stuck for (?P<s>\d+) seconds|detected no heartbeat "
+_HEARTBEAT = lazy_regex.compile(r"Heartbeat monitor timed out|watchdog got stuck for (?P<s>\d+) seconds|detected no heartbeat "
                         r"of its watchdog|Could not acquire GIL|c\+\+ stacktraces|verify there is indeed a watchdog "
                         r"hang|due to ProcessGroupNCCL watchdog hang")
-_DUMP_SIGNAL = re.compile(r"Received a dump signal due to a collective timeout from\s+(?:this local rank|rank (?P<r>\d+))")
-_DUMP = re.compile(r"Received a global timeout from another rank|watchdog detected a collective timeout and notified|"
+_DUMP_SIGNAL = lazy_regex.compile(r"Received a dump signal due to a collective timeout from\s+(?:this local rank|rank (?P<r>\d+))")
+_DUMP = lazy_regex.compile(r"Received a global timeout from another rank|watchdog detected a collective timeout and notified|"
                    r"preparing to dump debug info|dumping nccl trace to|debug info to |Flight Recorder trace "
                    r"successfully dumped|Finished flight recorder successfully|Error opening file for writing|"
                    r"Future for Flight recorder dump|Terminating the process after attempting to dump debug info|"
                    r"First PG on this rank to signal dumping|Observed flight recorder dump signal|Dump signal received "
                    r"through pipe|Sending extra dumping signal|has been opened, write to it to trigger|"
                    r"Stack trace of the failed collective not found", re.IGNORECASE)
-_DUMP_FILE = re.compile(r"(?:dumping nccl trace to|debug info to|for writing \w+ debug info:) (?P<f>\S+)", re.IGNORECASE)
+_DUMP_FILE = lazy_regex.compile(r"(?:dumping nccl trace to|debug info to|for writing \w+ debug info:) (?P<f>\S+)", re.IGNORECASE)
 _FAILED_STACK = "Stack trace of the failed collective"
-_NCCL_IN = re.compile(r"NCCL error in: (?P<file>\S+?):(?P<line>\d+), (?P<str>.*?),? NCCL version (?P<ver>\d[\w.+-]*)")
-_NCCL_ASYNC = re.compile(r"NCCL error: (?P<str>.*?),? NCCL version (?P<ver>\d[\w.+-]*)")
-_NCCL_OTHER = re.compile(r"NCCL communicator encountered error set by ProcessGroupNCCL: |NCCL communicator was aborted "
+_NCCL_IN = lazy_regex.compile(r"NCCL error in: (?P<file>\S+?):(?P<line>\d+), (?P<str>.*?),? NCCL version (?P<ver>\d[\w.+-]*)")
+_NCCL_ASYNC = lazy_regex.compile(r"NCCL error: (?P<str>.*?),? NCCL version (?P<ver>\d[\w.+-]*)")
+_NCCL_OTHER = lazy_regex.compile(r"NCCL communicator encountered error set by ProcessGroupNCCL: |NCCL communicator was aborted "
                          r"on rank (?P<r>\d+)\.|raised the following async exception: |found async exception when "
                          r"checking for NCCL errors: ")
-_REMOTE = re.compile(r"remote error detected from rank: ?(?P<r>\d+)")
-_DIST_BACKEND = re.compile(r"DistBackendError: ")
-_DESYNC = re.compile(r"Timeout at collective: (?P<op>\w+), #(?P<seq>\d+)|ranks \[(?P<lag>[\d, ]*)\] are the lagging ranks|"
+_REMOTE = lazy_regex.compile(r"remote error detected from rank: ?(?P<r>\d+)")
+_DIST_BACKEND = lazy_regex.compile(r"DistBackendError: ")
+_DESYNC = lazy_regex.compile(r"Timeout at collective: (?P<op>\w+), #(?P<seq>\d+)|ranks \[(?P<lag>[\d, ]*)\] are the lagging ranks|"
                      r"\[(?P<ranks>[\d, ]+)\] (?:joined but didn't finish|finished collective #\d+, but didn't join)")
-_EXC_TYPE = re.compile(r"(?:^|[\s:])(?P<t>[A-Za-z_][\w.]*(?:::\w+)*(?:Error|Exception|EnforceNotMet)): ")
-_PRINTED_RANK = re.compile(r"\s*\[rank(?P<r>\d+)\] ")
+_EXC_TYPE = lazy_regex.compile(r"(?:^|[\s:])(?P<t>[A-Za-z_][\w.]*(?:::\w+)*(?:Error|Exception|EnforceNotMet)): ")
+_PRINTED_RANK = lazy_regex.compile(r"\s*\[rank(?P<r>\d+)\] ")
 DEFAULT_LEVEL = {
     "torch.warning": "warning", "torch.dump": "error", "torch.heartbeat": "error", "torch.store_error": "error",
 }
 
 
 def _nccl_error(body: str) -> dict | None:
-    m = _NCCL_IN.search(body) or _NCCL_ASYNC.search(body)
+    located = _NCCL_IN.search(body)  # names the file and line that raised it
+    m = located or _NCCL_ASYNC.search(body)
     if m:
         name, code = nccl_error_code(m["str"])
         out = {"kind": "torch.nccl_error", "version": f"nccl {m['ver'].rstrip('.')}", "error_code": code,
                "value": name or m["str"]}
-        if m.re is _NCCL_IN:
+        if located:
             out["key"] = f"{m['file'].rsplit('/', 1)[-1]}:{m['line']}"
         return out
     m = _NCCL_OTHER.search(body)

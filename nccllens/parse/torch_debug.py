@@ -7,23 +7,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from nccllens import lazy_regex
 from nccllens.parse.torch_patterns import ranks_list
 
 _FP_START = "Detected mismatch between collectives on ranks"
-_FINGERPRINT = re.compile(
+_FINGERPRINT = lazy_regex.compile(
     r"Detected mismatch between collectives on ranks\. Rank (?P<me>\d+) is running (?:inconsistent )?collective: "
     r"CollectiveFingerPrint\((?:SequenceNumber=(?P<seq>\d+),? ?)?OpType=(?P<op>\w+)"
 )
-_FP_OTHER = re.compile(r", but Rank (?P<other>\d+) is running collective: CollectiveFingerPrint\(")
-_FP_DIFFER = re.compile(r"Collectives differ in the following aspects:\s*(?P<what>.*)$")
-_CUT_AT_NEXT_RECORD = re.compile(r"\[rank\d+\]|\[default\d+\]:|" + _FP_START)
+_FP_OTHER = lazy_regex.compile(r", but Rank (?P<other>\d+) is running collective: CollectiveFingerPrint\(")
+_FP_DIFFER = lazy_regex.compile(r"Collectives differ in the following aspects:\s*(?P<what>.*)$")
+_CUT_AT_NEXT_RECORD = lazy_regex.compile(r"\[rank\d+\]|\[default\d+\]:|" + _FP_START)
 
-_BARRIER_FAILED = re.compile(r"(?:Rank|Ranks) (?P<ranks>\d+(?:, \d+)*) failed to pass monitoredBarrier in (?P<ms>\d+) ms")
-_BARRIER_ERRORS = re.compile(r"Rank (?P<me>\d+) successfully reached monitoredBarrier, but received errors while waiting "
+_BARRIER_FAILED = lazy_regex.compile(r"(?:Rank|Ranks) (?P<ranks>\d+(?:, \d+)*) failed to pass monitoredBarrier in (?P<ms>\d+) ms")
+_BARRIER_ERRORS = lazy_regex.compile(r"Rank (?P<me>\d+) successfully reached monitoredBarrier, but received errors while waiting "
                              r"for send/recv from rank (?P<peer>\d+)")
-_BARRIER_OTHER = re.compile(r"timed out in monitoredBarrier after|No ranks successfully processed in monitoredBarrier")
+_BARRIER_OTHER = lazy_regex.compile(r"timed out in monitoredBarrier after|No ranks successfully processed in monitoredBarrier")
 
-_DDP_PARAMS = re.compile(r"Parameter(?P<idx> indices)?s? which did not receive grad for rank (?P<rank>\d+): (?P<names>.*)$")
+_DDP_PARAMS = lazy_regex.compile(r"Parameter(?P<idx> indices)?s? which did not receive grad for rank (?P<rank>\d+): (?P<names>.*)$")
 _DDP_ERRORS = (
     ("Expected to have finished reduction in the prior iteration", "unfinished reduction (unused parameters)"),
     ("Expected to mark a variable ready only once", "parameter marked ready twice"),
@@ -31,7 +32,7 @@ _DDP_ERRORS = (
     ("appears not to match sizes of the same param in process 0", "parameter sizes differ across ranks"),
     ("appears not to match strides of the same param in process 0", "parameter strides differ across ranks"),
 )
-_DDP_MODEL = re.compile(r"DDP expects same model across all ranks, but Rank (?P<r>\d+) has (?P<n>\d+) params, "
+_DDP_MODEL = lazy_regex.compile(r"DDP expects same model across all ranks, but Rank (?P<r>\d+) has (?P<n>\d+) params, "
                         r"while rank 0 has inconsistent (?P<m>\d+) params")
 
 

@@ -7,20 +7,22 @@ from __future__ import annotations
 
 import re
 
+from nccllens import lazy_regex
+
 # [Rank 3] | [PG 1 Rank 5] | [PG 0 (default_pg) Rank 1] | [PG ID 0 PG GUID 0(default_pg) Rank 0]
 # | [PG ID 1 PG GUID 1 Rank 1] | [PG GUID 3 Rank 6] (≈2.14+)
-PG_PREFIX = re.compile(
+PG_PREFIX = lazy_regex.compile(
     r"\[(?:PG (?:ID (?P<pgid>\d+) PG GUID (?P<guid>[^\s(\]]+)|GUID (?P<guid2>[^\s(\]]+)|(?P<uid>\d+))"
     r" ?(?:\((?P<desc>[^)]*)\))? )?Rank (?P<rank>\d+)\]"
 )
 
 # WorkNCCL(SeqNum=1, OpType=ALLREDUCE[, TensorShape=[..]][, NumelIn=1, NumelOut=1], Timeout(ms)=600000)
 # vendor forks: WorkXCCL(, WorkHCCL( ...
-WORK = re.compile(
+WORK = lazy_regex.compile(
     r"Work\w*\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, TensorShape=\[[^\]]*\])?"
     r"(?:, NumelIn=(?P<nin>-?\d+), NumelOut=(?P<nout>-?\d+))?, Timeout\(ms\)=(?P<tmo>\d+)\)"
 )
-RAN_FOR = re.compile(r" ran for (?P<ran>\d+) milliseconds before timing out")
+RAN_FOR = lazy_regex.compile(r" ran for (?P<ran>\d+) milliseconds before timing out")
 
 # ncclResult_t names and values (nccl.h) and the strings ncclGetErrorString prints for them.
 NCCL_RESULT_CODES = {
@@ -35,8 +37,8 @@ NCCL_ERROR_STRINGS = (
     ("invalid usage", "ncclInvalidUsage"),
     ("remote process exited or there was a network error", "ncclRemoteError"),
 )
-NCCL_DETAIL_LINE = re.compile(r"^\s*(?P<name>nccl[A-Z]\w+): |^\s*Unknown NCCL error")
-LAST_ERROR = re.compile(r"^\s*Last error:\s*(?P<text>.*)$")
+NCCL_DETAIL_LINE = lazy_regex.compile(r"^\s*(?P<name>nccl[A-Z]\w+): |^\s*Unknown NCCL error")
+LAST_ERROR = lazy_regex.compile(r"^\s*Last error:\s*(?P<text>.*)$")
 
 
 def pg_fields(text: str) -> dict:

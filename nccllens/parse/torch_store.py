@@ -8,60 +8,61 @@ from __future__ import annotations
 
 import re
 
+from nccllens import lazy_regex
 from nccllens.parse.torch_patterns import duration_ms
 
-_COMM_ID = re.compile(
+_COMM_ID = lazy_regex.compile(
     r"\[(?P<me>\d+)\] is setting up NCCL communicator and retr\w+ ncclUniqueId from \[(?P<root>\d+)\]"
     r"(?: via c10d key-value store by key '(?P<key>[^']*)')?(?:, but store->get\('[^']*'\) got error: (?P<err>.*))?",
     re.IGNORECASE,  # ≤1.13 spelled it "retreiving NcclUniqueId"
 )
-_WAIT_KEYS = re.compile(r"wait timeout after (?P<ms>\d+)ms(?:, keys: (?P<keys>.+?))?\s*$")
-_FILESTORE = re.compile(r"Timeout waiting for key: (?P<key>\S+) after (?P<ms>\d+) ms")
-_CLIENTS = re.compile(r"Timed out after (?P<s>\d+) seconds waiting for clients\. (?P<n>\d+)/(?P<w>\d+) clients joined")
-_BARRIER = re.compile(
+_WAIT_KEYS = lazy_regex.compile(r"wait timeout after (?P<ms>\d+)ms(?:, keys: (?P<keys>.+?))?\s*$")
+_FILESTORE = lazy_regex.compile(r"Timeout waiting for key: (?P<key>\S+) after (?P<ms>\d+) ms")
+_CLIENTS = lazy_regex.compile(r"Timed out after (?P<s>\d+) seconds waiting for clients\. (?P<n>\d+)/(?P<w>\d+) clients joined")
+_BARRIER = lazy_regex.compile(
     r"Timed out initializing process group in store based barrier on rank:? (?P<r>\d+), for key: (?P<key>\S+) "
     r"\(world_size=(?P<w>\d+), (?:worker_count|num_workers_joined)=(?P<n>\d+), timeout=(?P<t>[^)]*)\)"
 )
 # PyTorch ≤ 2.0 prints this every 10 s while init_process_group waits for the others, then "Completed"
-_BARRIER_WAIT = re.compile(
+_BARRIER_WAIT = lazy_regex.compile(
     r"Waiting in store based barrier to initialize process group for rank: (?P<r>\d+), key: (?P<key>\S+) "
     r"\(world_size=(?P<w>\d+), worker_count=(?P<n>\d+), timeout=(?P<t>[^)]*)\)"
 )
-_BARRIER_DONE = re.compile(r"(?:Rank (?P<r>\d+): )?Completed store-based barrier for key:\s*(?P<key>\S+) with (?P<w>\d+) nodes")
-_WAIT_INPUT = re.compile(r"waitForInput: socket SocketImpl\([^)]*remote=(?P<peer>[^)\s]+)\) timed out after (?P<ms>\d+)ms")
-_CLIENT_TIMEOUT = re.compile(
+_BARRIER_DONE = lazy_regex.compile(r"(?:Rank (?P<r>\d+): )?Completed store-based barrier for key:\s*(?P<key>\S+) with (?P<w>\d+) nodes")
+_WAIT_INPUT = lazy_regex.compile(r"waitForInput: socket SocketImpl\([^)]*remote=(?P<peer>[^)\s]+)\) timed out after (?P<ms>\d+)ms")
+_CLIENT_TIMEOUT = lazy_regex.compile(
     r"The client socket has timed out after (?P<n>\d+)(?P<unit>ms|s) while trying to connect to "
     r"\((?P<host>[^,]+), (?P<port>\d+)\)"
 )
-_CLIENT_RETRY = re.compile(
+_CLIENT_RETRY = lazy_regex.compile(
     r"TCP client failed to connect/validate to host (?P<peer>\S+) - (?P<what>retrying|timed out) "
     r"\(try=\d+, timeout=(?P<ms>\d+)ms"
 )
 # the same client giving up for another reason: "... to host slinky-0:29400 - Name or service not known"
-_CLIENT_FAILED = re.compile(r"TCP client failed to connect/validate to host (?P<peer>\S+) - (?P<what>[^(]+?)\s*(?:\(|$)")
-_CLIENT_ERRNO = re.compile(
+_CLIENT_FAILED = lazy_regex.compile(r"TCP client failed to connect/validate to host (?P<peer>\S+) - (?P<what>[^(]+?)\s*(?:\(|$)")
+_CLIENT_ERRNO = lazy_regex.compile(
     r"The client socket has failed to connect to (?P<peer>\S+?) \((?:errno|system error): (?P<code>-?\d+) - "
     r"(?P<text>[^)]*)\)"
 )
 # after every address of the name failed: the name as given (MASTER_ADDR), e.g. "(6841231, 47389)"
-_CLIENT_ANY = re.compile(r"The client socket has failed to connect to any network address of "
+_CLIENT_ANY = lazy_regex.compile(r"The client socket has failed to connect to any network address of "
                          r"\((?P<host>[^,()]+), (?P<port>\d+)\)")
-_SERVER_BIND = re.compile(r"The server socket has failed to bind to (?P<peer>\S+?) \(errno: (?P<code>\d+) - (?P<text>[^)]*)\)")
-_SERVER_LIBUV = re.compile(r"failed to listen on any local network address\. port: (?P<port>\d+).*?code: (?P<code>-?\d+), "
+_SERVER_BIND = lazy_regex.compile(r"The server socket has failed to bind to (?P<peer>\S+?) \(errno: (?P<code>\d+) - (?P<text>[^)]*)\)")
+_SERVER_LIBUV = lazy_regex.compile(r"failed to listen on any local network address\. port: (?P<port>\d+).*?code: (?P<code>-?\d+), "
                            r"name: (?P<name>\w+)(?:, message: (?P<text>.*))?")
-_SERVER_ANY = re.compile(r"The server (?:socket has failed to listen on any local network address|could not be "
+_SERVER_ANY = lazy_regex.compile(r"The server (?:socket has failed to listen on any local network address|could not be "
                          r"initialized on any address for port=(?P<port>\d+))")
-_GAI = re.compile(r"The IPv[46] network addresses of \((?P<host>[^,]+), (?P<port>\d+)\) cannot be retrieved "
+_GAI = lazy_regex.compile(r"The IPv[46] network addresses of \((?P<host>[^,]+), (?P<port>\d+)\) cannot be retrieved "
                   r"\(gai error: (?P<code>-?\d+) - (?P<text>[^)]*)\)")
-_SOCKET_IO = re.compile(r"(?P<fn>recvValue\w*|recvBytes|sendBytes|doWait\w*) failed on SocketImpl\([^)]*?"
+_SOCKET_IO = lazy_regex.compile(r"(?P<fn>recvValue\w*|recvBytes|sendBytes|doWait\w*) failed on SocketImpl\([^)]*?"
                         r"(?:remote=(?P<peer>[^)\s]+))?\): (?P<text>.*)$")
-_SHOULD_DUMP = re.compile(r'Failed to check the "should dump" flag on TCPStore.*?(?:with error: (?P<text>.*))?$')
-_STORE_MISC = re.compile(r"(?:DistNetworkError|RuntimeError): (?P<text>Connection reset by peer|Broken pipe|"
+_SHOULD_DUMP = lazy_regex.compile(r'Failed to check the "should dump" flag on TCPStore.*?(?:with error: (?P<text>.*))?$')
+_STORE_MISC = lazy_regex.compile(r"(?:DistNetworkError|RuntimeError): (?P<text>Connection reset by peer|Broken pipe|"
                          r"Failed to recv, got 0 bytes.*|failed to recv, got 0 bytes.*|connect\(\) timed out.*)|"
                          r"TCPStoreMasterDaemon::run\(\) failed with exception: (?P<daemon>.*)")
-_GLOO_TIMEOUT = re.compile(r"Timed out waiting (?P<ms>\d+)ms for (?P<op>recv|send) operation to complete")
-_GLOO_PEER = re.compile(r"(?:Connection closed by peer|Read error) (?P<peer>\[[^\]]*\]:\d+)")
-_GLOO_SIZE = re.compile(r"(?P<a>\d+) vs (?P<b>\d+)\. Received data size doesn't match expected size")
+_GLOO_TIMEOUT = lazy_regex.compile(r"Timed out waiting (?P<ms>\d+)ms for (?P<op>recv|send) operation to complete")
+_GLOO_PEER = lazy_regex.compile(r"(?:Connection closed by peer|Read error) (?P<peer>\[[^\]]*\]:\d+)")
+_GLOO_SIZE = lazy_regex.compile(r"(?P<a>\d+) vs (?P<b>\d+)\. Received data size doesn't match expected size")
 _TIMEOUT_WORDS = ("timeout", "timed out")
 
 

@@ -7,8 +7,9 @@ table) live in ``torchrun_records``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+
+from nccllens import lazy_regex
 
 SIGNAL_BY_NUMBER = {
     1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
@@ -33,43 +34,43 @@ def signal_name(text: str) -> str:
 
 _SIG = r"(?:Signals\.)?SIG[A-Z0-9]+"
 
-_WORKER_FAILED = re.compile(
+_WORKER_FAILED = lazy_regex.compile(
     r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+) \(pid: (?P<pid>\d+)\) "
     r"of (?:binary|fn): (?P<what>.*)"
 )
 # a ChildFailedError table row whose line breaks and padding a paste lost (a web page joined the ``rank``,
 # ``exitcode`` and ``error_file`` rows, Markdown ate the underscores): ``rank2 (local rank: 2)exitcode: -9
 # (pid: 36071)error file: <N/A>``
-FLAT_ROW = re.compile(
+FLAT_ROW = lazy_regex.compile(
     r"\brank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<lr>\d+)\)\s*,?\s*exitcode\s*:?\s*(?P<code>-?\d+)"
     r"\s*\(pid:\s*(?P<pid>\d+)\)"
 )
-_SENDING = re.compile(rf"Sending process (?P<pid>\d+) closing signal (?P<sig>{_SIG})")
-_CLOSING = re.compile(rf"Closing process (?P<pid>\d+) via signal (?P<sig>{_SIG})")
-_FORCED = re.compile(rf"Unable to shutdown process (?P<pid>\d+) via (?P<sig>{_SIG}), forcefully exiting via (?P<kill>{_SIG})")
-_DEATH = re.compile(rf"Received (?P<sig>{_SIG}) death signal, shutting down workers")
-_GOT_TERM = re.compile(rf"Got termination signal: (?P<sig>{_SIG})")
-_SIGNAL_EXC = re.compile(r"(?:SignalException: )?Process (?P<pid>\d+) got signal: (?P<sig>\S+)")
-_NPROC = re.compile(r"Using nproc_per_node=(?P<value>[^\s.]+(?:\.\d+)?)\.?\s*$")
-_RESTART = re.compile(
+_SENDING = lazy_regex.compile(rf"Sending process (?P<pid>\d+) closing signal (?P<sig>{_SIG})")
+_CLOSING = lazy_regex.compile(rf"Closing process (?P<pid>\d+) via signal (?P<sig>{_SIG})")
+_FORCED = lazy_regex.compile(rf"Unable to shutdown process (?P<pid>\d+) via (?P<sig>{_SIG}), forcefully exiting via (?P<kill>{_SIG})")
+_DEATH = lazy_regex.compile(rf"Received (?P<sig>{_SIG}) death signal, shutting down workers")
+_GOT_TERM = lazy_regex.compile(rf"Got termination signal: (?P<sig>{_SIG})")
+_SIGNAL_EXC = lazy_regex.compile(r"(?:SignalException: )?Process (?P<pid>\d+) got signal: (?P<sig>\S+)")
+_NPROC = lazy_regex.compile(r"Using nproc_per_node=(?P<value>[^\s.]+(?:\.\d+)?)\.?\s*$")
+_RESTART = lazy_regex.compile(
     r"\[(?P<role>[^\]]+)\] Worker group (?P<state>[A-Z]+)\. (?P<left>\d+)/(?P<max>\d+) attempts left; "
     r"will restart worker group"
 )
-_STATE = re.compile(
+_STATE = lazy_regex.compile(
     r"\[(?P<role>[^\]]+)\] (?P<what>Starting worker group|Stopping worker group"
     r"|worker group successfully finished|Detected \d+ new nodes from group_rank=\d+)"
     r"|(?P<local>Local worker group finished \((?:WorkerState\.)?(?P<state>\w+)\))"
     r"|(?P<failed>[Ww]orker group (?:FAILED|UNHEALTHY|failed)\b)"
 )
-_DSTATE = re.compile(r"Worker pid=(?P<pid>\d+) stuck in uninterruptible sleep")
-_NO_EXIT = re.compile(rf"Process (?P<pid>\d+) did not exit after (?P<sig>{_SIG})")
-_RDZV_WAIT = re.compile(r"\[(?P<role>[^\]]+)\] Rendezvous'ing worker group")
-_RDZV_ERROR = re.compile(
+_DSTATE = lazy_regex.compile(r"Worker pid=(?P<pid>\d+) stuck in uninterruptible sleep")
+_NO_EXIT = lazy_regex.compile(rf"Process (?P<pid>\d+) did not exit after (?P<sig>{_SIG})")
+_RDZV_WAIT = lazy_regex.compile(r"\[(?P<role>[^\]]+)\] Rendezvous'ing worker group")
+_RDZV_ERROR = lazy_regex.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>Rendezvous\w*Error))(?::\s*(?P<text>.*))?$"
 )
-_NODE = re.compile(r"The node '(?P<node>[^']*)' (?P<what>has failed to .*|has joined round .*|attempts to join .*)")
-_JOINED = re.compile(r"as rank (?P<rank>\d+) in a world of size (?P<size>\d+)")
-_DEAD = re.compile(r"Detected dead node '(?P<node>[^']*)'|(?P<removed>have been removed from the rendezvous)")
+_NODE = lazy_regex.compile(r"The node '(?P<node>[^']*)' (?P<what>has failed to .*|has joined round .*|attempts to join .*)")
+_JOINED = lazy_regex.compile(r"as rank (?P<rank>\d+) in a world of size (?P<size>\d+)")
+_DEAD = lazy_regex.compile(r"Detected dead node '(?P<node>[^']*)'|(?P<removed>have been removed from the rendezvous)")
 
 
 def _worker_failed(body: str) -> dict | None:

@@ -11,28 +11,29 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
 from nccllens.parse.python import dedent, fold_traceback
 from nccllens.parse.torchrun_agent import signal_for_exit
 
-CONFIG_START = re.compile(r"Starting elastic_operator with launch configs:")
-RESULT_START = re.compile(r"\[(?P<role>[^\]]+)\] Rendezvous complete for workers\. Result:")
-SECTION = re.compile(r"^\s*(?P<name>Root Cause \(first observed failure\)|Root Cause|Failures|Other Failures):\s*$")
+CONFIG_START = lazy_regex.compile(r"Starting elastic_operator with launch configs:")
+RESULT_START = lazy_regex.compile(r"\[(?P<role>[^\]]+)\] Rendezvous complete for workers\. Result:")
+SECTION = lazy_regex.compile(r"^\s*(?P<name>Root Cause \(first observed failure\)|Root Cause|Failures|Other Failures):\s*$")
 
 MAX_CONFIG_LINES = 40
 MAX_RESULT_LINES = 20
 MAX_TABLE_LINES = 2000
 MAX_DETAIL_CHARS = 2000
 
-_CONFIG_ROW = re.compile(r"^\s+(?P<key>\w+)\s*: ?(?P<value>.*?)\s*$")
-_RESULT_ROW = re.compile(r"^\s+(?P<key>\w+)=(?P<value>.*?)\s*$")
-_ENTRY = re.compile(r"^\[(?P<idx>\d+)\]:\s*$")
-_FIELD = re.compile(r"^\s{1,4}(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(?P<value>.*)$")
-_BORDER = re.compile(r"^\s*(?:={5,}|-{5,}|\*{5,})\s*$")
-_RANK = re.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<lr>-?\d+)\))?")
-_EXIT = re.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?(?:\s+\((?P<sig>SIG\w+)\))?")
-_ATTEMPT = re.compile(r"attempt_(?P<attempt>\d+)/(?P<lr>\d+)/[^/]*$")
+_CONFIG_ROW = lazy_regex.compile(r"^\s+(?P<key>\w+)\s*: ?(?P<value>.*?)\s*$")
+_RESULT_ROW = lazy_regex.compile(r"^\s+(?P<key>\w+)=(?P<value>.*?)\s*$")
+_ENTRY = lazy_regex.compile(r"^\[(?P<idx>\d+)\]:\s*$")
+_FIELD = lazy_regex.compile(r"^\s{1,4}(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(?P<value>.*)$")
+_BORDER = lazy_regex.compile(r"^\s*(?:={5,}|-{5,}|\*{5,})\s*$")
+_RANK = lazy_regex.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<lr>-?\d+)\))?")
+_EXIT = lazy_regex.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?(?:\s+\((?P<sig>SIG\w+)\))?")
+_ATTEMPT = lazy_regex.compile(r"attempt_(?P<attempt>\d+)/(?P<lr>\d+)/[^/]*$")
 _NA = "<N/A>"
 
 

@@ -3,13 +3,13 @@ evidence of error findings (dmesg lines have a host but no rank, so both are nee
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from nccllens import lazy_regex
 from nccllens.report.model import Report
 
-_FRACTION = re.compile(r"(\.\d{6})\d+")
+_FRACTION = lazy_regex.compile(r"(\.\d{6})\d+")
 _SEVERE = ("critical", "error")
 
 
@@ -88,7 +88,7 @@ def error_marks(report: Report) -> dict[str, list[datetime]]:
     return {h: sorted(v) for h, v in marks.items()}
 
 
-_NUMBERS = re.compile(r"\d+")
+_NUMBERS = lazy_regex.compile(r"\d+")
 
 
 def shape(text: str) -> str:

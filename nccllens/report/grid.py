@@ -4,15 +4,15 @@ collapsed into one row so that 4,096 ranks on 512 hosts still fit on a screen.""
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass
 
+from nccllens import lazy_regex
 from nccllens.report.model import RankStatus, Report
 from nccllens.report.view import top_finding
 
 CHUNK = 64  # ranks per row when the logs do not name hosts
-_TRAILING_DIGITS = re.compile(r"\d+$")
+_TRAILING_DIGITS = lazy_regex.compile(r"\d+$")
 
 # legend order: the worst first
 STATE_ORDER = ("culprit", "crashed", "killed", "exited", "timed_out", "blocked", "silent", "never_seen",

@@ -3,13 +3,13 @@ inline SVG rank grid and swimlane. Every log-derived string goes through jinja2 
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
 from markupsafe import Markup, escape
 
+from nccllens import lazy_regex
 from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
 from nccllens.report.labels import (
@@ -56,7 +56,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-_CODE = re.compile(r"`([^`\n]+)`")
+_CODE = lazy_regex.compile(r"`([^`\n]+)`")
 
 
 def code_spans(text: str) -> Markup:

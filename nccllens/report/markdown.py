@@ -3,8 +3,7 @@ blocks (a fence longer than any backtick run inside), symptoms and inventory fol
 
 from __future__ import annotations
 
-import re
-
+from nccllens import lazy_regex
 from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import host_rows, row_counts, state_counts
 from nccllens.report.labels import (
@@ -32,13 +31,13 @@ from nccllens.report.view import (
     verdict_sentence,
 )
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
-_BACKTICKS = re.compile(r"`+")
+_SPECIAL = lazy_regex.compile(r"([\\`*_\[\]|#~])")
+_BACKTICKS = lazy_regex.compile(r"`+")
 INVENTORY_ROWS = 200
 EVIDENCE_LINES = {"cause": 5, "symptom": 2, "context": 1}
 
 
-_CODE_SPAN = re.compile(r"(`[^`]+`)")
+_CODE_SPAN = lazy_regex.compile(r"(`[^`]+`)")
 
 
 def _escape(text: str) -> str:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from nccllens import lazy_regex
 from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import InputFile, RankStatus, Verdict
 
@@ -21,7 +22,7 @@ FINISHED_PATTERNS = (
     r"Local worker group finished \(WorkerState\.SUCCEEDED\)",
     r"#\s*Avg bus bandwidth\s*:",
 )
-FINISHED_RE = re.compile("|".join(FINISHED_PATTERNS))
+FINISHED_RE = lazy_regex.compile("|".join(FINISHED_PATTERNS))
 TROUBLE = ("crashed", "killed", "exited", "timed_out", "blocked")
 
 

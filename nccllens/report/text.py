@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import shutil
 import sys
 
@@ -14,6 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from nccllens import lazy_regex
 from nccllens.report.labels import category_label, colon, label, paren, skip_reason
 from nccllens.report.life import life_lines
 from nccllens.report.model import Finding, Report
@@ -33,7 +33,7 @@ from nccllens.report.view import (
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "dim"}
 EVIDENCE_LINES = {"cause": 3, "symptom": 1, "context": 1}
 INVENTORY_LIMIT = 12
-NUMBERED = re.compile(r"^(\s*(?:\d+[.)]|[-*])\s+)")
+NUMBERED = lazy_regex.compile(r"^(\s*(?:\d+[.)]|[-*])\s+)")
 
 
 def want_colour(color: bool | None, env: dict[str, str] | None = None, isatty: bool | None = None) -> bool:

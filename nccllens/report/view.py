@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from nccllens import lazy_regex
 from nccllens.rank_ranges import compact_ranks  # noqa: F401 - re-exported
 from nccllens.report.labels import category_label, colon, label, paren
 from nccllens.report.model import Finding, InputFile, Report
 
-_NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+")
+_NUMBERED = lazy_regex.compile(r"^\s*(?:\d+[.)]|[-*])\s+")
 
 
 def compact_hosts(hosts: list[str], limit: int = 3) -> str:
