@@ -5,9 +5,7 @@ from __future__ import annotations
 from nccllens import cli_io
 from nccllens.commands import language
 from nccllens.extract import workers
-
-EVENT_FAMILIES = ("cpp", "flight", "horovod", "k8s", "kernel", "lightning", "nccl", "openmpi", "other", "progress", "stack", "log",
-                  "python", "slurm", "torch", "torchrun")
+from nccllens.parse import EVENT_FAMILIES
 
 
 def _unknown_kinds(kinds: list[str]) -> list[str]:

@@ -17,11 +17,11 @@ from nccllens import lazy_regex
 from nccllens.engine.locate import KeyLines
 from nccllens.engine.rule import CULPRITS, LANGUAGES, TEXT_FIELDS
 from nccllens.events import SCHEMA, TYPED_COLUMNS
+from nccllens.parse import EVENT_FAMILIES
 from nccllens.taxonomy import CATEGORIES, RESERVED_VERDICTS, ROLES, SEVERITIES
 
 ID_RE = lazy_regex.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 KIND_RE = lazy_regex.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
-FAMILIES = ("nccl", "torch", "torchrun", "python", "cpp", "kernel", "slurm", "k8s", "flight", "horovod", "lightning", "openmpi", "stack", "log", "other")
 COMPARISONS = ("lt", "le", "gt", "ge", "ne")
 PLACEHOLDER_RE = lazy_regex.compile(r"\{\{|\}\}|\{([a-z_][a-z0-9_]*)\}")
 PLACEHOLDERS = frozenset(
@@ -166,8 +166,8 @@ def _check_match(c: _Checker, m: dict) -> None:
     for kind in kinds:
         if not KIND_RE.match(kind):
             c.add(("match", "kinds"), f"kind '{kind}' must look like family.name (nccl.warn)")
-        elif kind.split(".")[0] not in FAMILIES:
-            c.add(("match", "kinds"), f"kind '{kind}': unknown family (known: {', '.join(FAMILIES)})")
+        elif kind.split(".")[0] not in EVENT_FAMILIES:  # the families the parsers emit (``parse.PARSERS``)
+            c.add(("match", "kinds"), f"kind '{kind}': unknown family (known: {', '.join(EVENT_FAMILIES)})")
     pattern = m.get("pattern")
     if pattern is not None and not (isinstance(pattern, str) and pattern):
         c.add(("match", "pattern"), "match.pattern must be a non-empty string")

@@ -1,8 +1,11 @@
 """Family parsers, in the order they are offered each surviving line.
 
-Each module listed in ``FAMILY_MODULES`` exports ``FAMILY``, ``PREFILTER`` and ``parse`` (see
-``nccllens.parse.base``). A module that is absent or broken is reported by ``load_families`` and
-left out, so one bad parser never stops the others.
+``PARSERS`` is the one list of them: adding a parser is one entry there. Each module it names exports
+``FAMILY``, ``PREFILTER`` and ``parse`` (see ``nccllens.parse.base``); its entry names the families of the
+event kinds the module emits (a kind is ``family.name``: ``crash`` writes ``cpp.*`` kinds, ``frtrace``
+``flight.*``). ``EVENT_FAMILIES``, what rules (``engine.validate``) and ``nccllens events --kind`` accept,
+is derived from it. A module that is absent or broken is reported by ``load_families`` and left out, so
+one bad parser never stops the others.
 """
 
 from __future__ import annotations
@@ -11,7 +14,18 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-FAMILY_MODULES = ("nccl", "kernel", "torch", "cpp", "crash", "torchrun", "python", "slurm", "k8s", "frtrace", "harness", "progress", "horovod", "openmpi", "lightning", "stacks", "loglevel")
+PARSERS: dict[str, tuple[str, ...]] = {  # module → the families of the event kinds it emits
+    "nccl": ("nccl",), "kernel": ("kernel",), "torch": ("torch", "nccl"), "cpp": ("cpp",), "crash": ("cpp",),
+    "torchrun": ("torchrun",), "python": ("python",), "slurm": ("slurm",), "k8s": ("k8s",),
+    "frtrace": ("flight", "nccl"), "harness": ("harness",), "progress": ("progress",), "horovod": ("horovod",),
+    "openmpi": ("openmpi",), "lightning": ("lightning",), "stacks": ("stack",),
+    "loglevel": ("log",),  # offered last: ERROR/CRITICAL lines of loggers no other family knows
+}
+FAMILY_MODULES = tuple(PARSERS)
+# kinds the extraction writes itself: other.text (a line only a rule pattern wanted), other.file_end,
+# other.parser_error
+BOOKKEEPING_FAMILY = "other"
+EVENT_FAMILIES = tuple(sorted({f for families in PARSERS.values() for f in families} | {BOOKKEEPING_FAMILY}))
 
 
 @dataclass(frozen=True)
