@@ -21,7 +21,7 @@ from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify, skip_leading_nuls
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
 from nccllens.parse.base import FileContext
-from nccllens.parse.dense import merge
+from nccllens.parse.dense import empty_partial, merge, owned
 from nccllens.parse.dense_rows import describe
 from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, blocks, frame
@@ -74,7 +74,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     info.host, info.rank = hints.host, hints.rank
     stats = ReadStats()
     rows: list[dict] = []
-    partials: list[pl.DataFrame] = []
+    dense = empty_partial()  # the dense families' groups so far, folded block by block (``merge``)
     summary = sm.empty()
     chunks = source.chunks()
     try:
@@ -114,11 +114,11 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
                 df, block_last, hits = cand.frame, cand.last, cand.hits
             block_rows, partial = parse_block(df, pattern, rule_pattern, ctx, hints, hits)
             rows.extend(block_rows)
-            partials.append(partial)
+            dense = owned(merge([dense, partial]))  # held per group, not per block, and not the blocks' text
             last = block_last or last
         if last is not None:
             rows.append(file_end_event(source.path, last[0], last[1], hints))
-        summary = sm.from_rows(describe(merge(partials), source.path, hints))
+        summary = sm.from_rows(describe(dense, source.path, hints))
         if ctx.cut_for_matching:
             stats.note(cut_note(ctx.cut_for_matching))
     except ArchiveLimit as exc:
