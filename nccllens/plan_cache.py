@@ -94,6 +94,25 @@ def keep(kind: str, key: str, value) -> None:
     _MEMO.setdefault(kind, {})[key] = value
 
 
+def remembered(kind: str, material, build, dump, undump):
+    """``build()``'s product for ``material`` (any JSON value naming what it is computed from): read back with
+    ``undump`` when a cache holds it, else built and kept as ``dump(product)``. An entry that does not read back
+    (``undump`` raises) is built again."""
+    import hashlib
+    import json
+
+    key = hashlib.sha256(json.dumps(material).encode()).hexdigest()
+    held = recall(kind, key)
+    if held is not None:
+        try:
+            return undump(held)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            pass  # not what ``dump`` writes: built again
+    built = build()
+    keep(kind, key, dump(built))
+    return built
+
+
 def _memo_size() -> int:
     return sum(len(held) for held in _MEMO.values())
 

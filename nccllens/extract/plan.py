@@ -10,8 +10,6 @@ the patterns and of whether the engine is wanted.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Sequence
 
 from nccllens import plan_cache
@@ -27,16 +25,7 @@ def combined_prefilter(extra: str | Sequence[str] | None = None) -> Plan:
     """Every family's PREFILTER and the rules' patterns, unanchored: literal pass, then regex groups;
     dense families' lines (``parse.dense``) summarised, and tried only with the patterns that watch them."""
     raw = [f.prefilter for f in load_families()] + as_list(extra)
-    key = hashlib.sha256(json.dumps([engine.wanted(), raw]).encode()).hexdigest()
-    held = plan_cache.recall("plan", key)
-    if held is not None:
-        try:
-            return _from_json(held)
-        except (TypeError, ValueError, KeyError, AttributeError):
-            pass  # not what ``_as_json`` writes: built again
-    built = _build(raw)
-    plan_cache.keep("plan", key, _as_json(built))
-    return built
+    return plan_cache.remembered("plan", [engine.wanted(), raw], lambda: _build(raw), _as_json, _from_json)
 
 
 def _build(raw: list[str]) -> Plan:

@@ -11,8 +11,6 @@ The index of a set of patterns is kept between runs (``plan_cache``).
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import re
 from dataclasses import dataclass
 
@@ -54,16 +52,7 @@ def _literals(branch: str) -> tuple[frozenset[str] | None, bool]:
 @functools.lru_cache(maxsize=32)
 def index(targets: tuple[tuple[str, tuple[str, ...]], ...]) -> _Index:
     """``targets``: (name, patterns) pairs; a name is wanted when any of its patterns matches."""
-    key = hashlib.sha256(json.dumps(targets).encode()).hexdigest()
-    held = plan_cache.recall("index", key)
-    if held is not None:
-        try:
-            return _from_json(held)
-        except (TypeError, ValueError, KeyError, AttributeError):
-            pass  # not what ``_as_json`` writes: built again
-    built = _build(targets)
-    plan_cache.keep("index", key, _as_json(built))
-    return built
+    return plan_cache.remembered("index", targets, lambda: _build(targets), _as_json, _from_json)
 
 
 def _as_json(idx: _Index) -> dict:
