@@ -21,7 +21,7 @@ import statistics
 import polars as pl
 
 from nccllens import lazy_regex
-from nccllens.analyses.common import NONE, hosts_of, make_finding, rank_list
+from nccllens.analyses.common import NONE, NOT_STATED, PerLang, hosts_of, make_finding, rank_list
 from nccllens.parse.progress import clock_ms, last_bar
 from nccllens.report.model import Finding, RankStatus
 
@@ -277,7 +277,10 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
             return []  # a rank that is not waiting: it is the story (absent, busy or dead), not the GPUs'
         if events.filter(pl.col("kind") == "progress.bar").height:
             return []
-        evidence, stuck = waits, f"collective 1 ({waits['op'].drop_nulls().first() or '?'})"
+        op = waits["op"].drop_nulls().first()
+        evidence = waits
+        stuck = PerLang(en=f"collective 1 ({op})" if op else "collective 1",
+                        zh=f"第 1 次集合通信（{op}）" if op else "第 1 次集合通信")
     elif bench.height and not bench.filter(pl.col("kind").is_in(["progress.bench_row", "progress.bench_done"])).height:
         # the column header comes once the communicators are up: a header without a row is the first
         # size's collective; without the header, NCCL lines must show init got that far (a paste that stops
@@ -287,12 +290,12 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
         if errors.height or not (table.height or nccl.height):
             return []
         evidence = pl.concat([bench, nccl.sort(["file", "line"]).tail(2)]) if not table.height else bench
-        stuck = "the first nccl-tests size"
+        stuck = PerLang(en="the first nccl-tests size", zh="nccl-tests 的第一个数据量")
     else:
         return []
     ranks = sorted({int(r) for r in evidence["rank"].drop_nulls().to_list()})
     return [make_finding("AN-FIRST-COLLECTIVE-HANG", lang, evidence, ranks=(), hosts=hosts,
-                         stuck=stuck, node=hosts[0] if hosts else "the node", waiting=rank_list(ranks) if ranks else "all")]
+                         stuck=stuck, node=hosts[0], waiting=rank_list(ranks) if ranks else PerLang(en="all", zh="所有"))]
 
 
 def wallclock_kill(events: pl.DataFrame, lang: str) -> list[Finding]:
@@ -303,4 +306,4 @@ def wallclock_kill(events: pl.DataFrame, lang: str) -> list[Finding]:
         return []
     first = hits.sort(["ts", "file", "line"], nulls_last=True).row(0, named=True)
     return [make_finding("AN-WALLCLOCK-KILL", lang, hits, hosts=hits["host"].drop_nulls().unique().to_list(),
-                         by=first["value"] or "?", limit=first["detail"] or "?", text=first["message"])]
+                         by=first["value"] or NOT_STATED, limit=first["detail"] or NOT_STATED, text=first["message"])]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import NONE, hosts_of, majority, make_finding, rank_list
+from nccllens.analyses.common import NONE, NOT_STATED, UNNAMED_OP, hosts_of, majority, make_finding, rank_list
 from nccllens.report.model import Finding
 
 STUCK_KINDS = ("torch.watchdog_timeout", "torch.pg_status")
@@ -66,7 +66,7 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
         out.append(make_finding(
             "AN-COLLECTIVE-ABSENT", lang, evidence, ranks=culprits, hosts=hosts_of(culprits, rank_hosts),
             confidence=confidence, category=_category(culprits, dead, inferred=not world and bool(absent - ranks_seen)),
-            seq=seq, op=op or "?", pg=pgk, waiting=len(waiting),
+            seq=seq, op=op or UNNAMED_OP, pg=pgk, waiting=len(waiting),
             lagging=rank_list(laggers) if laggers else NONE, silent=rank_list(absent) if absent else NONE))
     return out
 
@@ -83,7 +83,7 @@ def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -
         ranks = odd if top is not None else sorted(ops)
         out.append(make_finding(
             "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), seq=seq, pg=pgk,
-            op=top or "?", ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]),
+            op=top or UNNAMED_OP, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]),
             confidence=0.8 if top is not None else 0.5))
     return out
 
@@ -124,7 +124,7 @@ def ras_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) ->
         ranks = listed if behind else []
         out.append(make_finding(
             "AN-RAS-MISMATCH", lang, rows.filter(pl.col("line") == row["line"]), ranks=ranks,
-            hosts=hosts_of(ranks, rank_hosts), confidence=0.7 if behind else 0.55, op=row["op"] or "?",
+            hosts=hosts_of(ranks, rank_hosts), confidence=0.7 if behind else 0.55, op=row["op"] or UNNAMED_OP,
             counts=", ".join(f"{n} rank(s) up to {op}" for n, op in counts), listed=rank_list(listed),
-            nodes=row["peer"] or "?", majority=most[0], majority_op=most[1]))
+            nodes=row["peer"] or NOT_STATED, majority=most[0], majority_op=most[1]))
     return out

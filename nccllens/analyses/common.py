@@ -41,6 +41,10 @@ class PerLang(dict):
 
 
 NONE = PerLang(en="none", zh="无")  # an empty list in prose, never a bare "-"
+# what the logs did not state, in prose (never a bare "?")
+UNNAMED_OP = PerLang(en="an operation the logs do not name", zh="日志未写明的操作")
+NOT_STATED = PerLang(en="not stated", zh="未写明")
+SOME_RANKS = PerLang(en="ranks the logs do not name", zh="日志未写明的 rank")
 
 
 def _in(vals: dict, lang: str) -> dict:
@@ -124,5 +128,5 @@ def hosts_of(ranks, rank_hosts: Mapping[int, str]) -> list[str]:
     return sorted({rank_hosts[r] for r in ranks if r in rank_hosts})
 
 
-def rank_list(ranks) -> str:
-    return compact_ranks(sorted(ranks)) if ranks else "?"
+def rank_list(ranks) -> str | PerLang:
+    return compact_ranks(sorted(ranks)) if ranks else SOME_RANKS

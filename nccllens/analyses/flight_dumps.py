@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import hosts_of, majority, make_finding, rank_list
+from nccllens.analyses.common import NOT_STATED, UNNAMED_OP, hosts_of, majority, make_finding, rank_list
 from nccllens.report.model import Finding
 
 DONE = ("completed",)
@@ -69,12 +69,18 @@ def not_reached(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> 
         rule = "AN-FLIGHT-GLOO-BEHIND" if gloo else ("AN-FLIGHT-LATE" if late else "AN-FLIGHT-MISSING")
         out.append(make_finding(
             rule, lang, evidence, ranks=behind, hosts=hosts_of(behind, rank_hosts), pg=pg, seq=top,
-            op=top_row["op"] or "?", reached=len(last) - len(behind),
+            op=top_row["op"] or UNNAMED_OP, reached=len(last) - len(behind),
             stopped=", ".join(f"{r}:{last[r]}" for r in behind[:16]),
-            odd_frames=f"rank {odd['rank']} last at {odd['seq']} ({odd['op'] or '?'}, {odd['value'] or '?'}): "
+            odd_frames=f"rank {odd['rank']} last at {odd['seq']}{_named(odd['op'], odd['value'])}: "
                        f"{_frames_text(odd['frames'])}",
-            top_frames=f"{top_row['op'] or '?'} at {top}: {_frames_text(top_row['frames'])}"))
+            top_frames=f"{top_row['op'] or 'seq'} at {top}: {_frames_text(top_row['frames'])}"))
     return out
+
+
+def _named(*parts) -> str:
+    """`` (op, state)`` of what a dump entry states, nothing when it states neither."""
+    known = [str(p) for p in parts if p]
+    return f" ({', '.join(known)})" if known else ""
 
 
 def mismatched(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
@@ -145,7 +151,7 @@ def analyser_report(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str)
         frames = " <- ".join(own or detail) or "(no frames shown)"
         out.append(make_finding(
             "AN-FRTRACE-" + what.upper().replace("_", "-"), lang, mine, ranks=ranks,
-            hosts=hosts_of(ranks, rank_hosts), seq=first["seq"] if first["seq"] is not None else "?",
-            op=first["op"] or "?", pg=first["pg"] or "?", world=first["nranks"] or "?",
+            hosts=hosts_of(ranks, rank_hosts), seq=first["seq"] if first["seq"] is not None else NOT_STATED,
+            op=first["op"] or UNNAMED_OP, pg=first["pg"] or NOT_STATED, world=first["nranks"] or NOT_STATED,
             missing=rank_list(ranks), frames=frames, blocks=mine.height, text=first["message"]))
     return out

@@ -114,6 +114,8 @@ def finding_from_hit(hit: RuleHit, lang: str = "en") -> Finding:
         if named is not None:
             reported_by = {"ranks": ranks, "hosts": hosts}
             ranks, hosts = named
+            if missing(values.get("peer")):  # named in the message's words, not in a parsed field
+                values["peer"] = ", ".join(hosts) if hosts else f"rank {compact_ranks(ranks)}"
             if rule.culprit == "peer_on_host" and not hosts:  # the named ranks share the printer's host
                 hosts = reported_by["hosts"]
     return Finding(

@@ -106,8 +106,17 @@ def address_book(events: pl.DataFrame) -> AddressBook:
 _NAMED_RANKS = lazy_regex.compile(r"\brank (\d+) and rank (\d+)\b|\baround rank (\d+)\b")
 
 
+# the node a message names by address: Ray's memory monitor ("... at node (ID: 4f.., IP: 10.0.167.26)",
+# "Memory on the node (IP: 10.20.49.141, ID: ...) where the task ... was running")
+_NAMED_NODE = lazy_regex.compile(r"\bnode \((?:ID: \w+, )?IP: (?P<ip>[0-9A-Fa-f.:]+[0-9A-Fa-f])[,)]")
+
+
 def named_in_message(message: str | None) -> str | None:
-    """``ranks a, b`` for the ranks a message names in NCCL's wording, or None."""
+    """``ranks a, b`` for the ranks a message names in NCCL's wording, the address of the node it names
+    in Ray's, or None."""
+    node = _NAMED_NODE.search(message or "")
+    if node:
+        return node["ip"]
     m = _NAMED_RANKS.search(message or "")
     if not m:
         return None

@@ -43,3 +43,23 @@ def test_mismatched_collective_blames_the_rank_it_names(tmp_path):
         "rank 39. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs\n")
     top = nccllens.analyze(str(tmp_path)).findings[0]
     assert top.category == "rank_divergence" and top.ranks == [39]
+
+
+def test_named_in_message_reads_the_node_ray_names_by_address():
+    # source: https://github.com/vllm-project/vllm/issues/1160 (the raylet's report) and
+    # https://github.com/verl-project/verl/issues/2950 (the OutOfMemoryError's text)
+    assert named_in_message("1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to "
+                            "other reasons at node (ID: 4fe2, IP: 10.0.167.26) over the last time period.") == "10.0.167.26"
+    assert named_in_message("Memory on the node (IP: 10.20.49.141, ID: 4748aa6d) where the task (actor ID: 9e43, "
+                            "name=WorkerDict.__init__, pid=4100606, memory used=56.57GB) was running") == "10.20.49.141"
+
+
+def test_ray_memory_monitor_kill_names_the_node_it_killed_on():
+    # the driver that printed the OutOfMemoryError is not the node that ran out of memory: the message names it
+    from pathlib import Path
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "verl_dapo_ray_memory_monitor_kills_rollout_worker_246of251gb"
+    report = nccllens.analyze(str(case))
+    top = report.findings[0]
+    assert top.category == "host_oom" and top.hosts == ["10.20.49.141"]
+    assert "10.20.49.141" in top.title and "?" not in top.title
