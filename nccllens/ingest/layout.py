@@ -80,10 +80,17 @@ def _host_candidates(path: str) -> list[str]:
     stem = _LOG_SUFFIXES.sub("", last)
     # dmesg-node07 / node07-dmesg: drop the noise word first
     bare = _NOISE_AFFIX.sub("", stem)
-    for piece in [bare, stem, *_STEM_PARTS.split(stem)]:
+    for piece in (bare, stem):
         if _hostlike(piece):
             out.append(piece)
-            break
+            return out
+    # one piece of a compound name (``node07.stdout``, ``nccl_gpu-07``), when its other pieces are words
+    # that name no host (``mpirun_np10_tail`` names none: ``np10`` is a flag there, not a machine)
+    pieces = [p for p in _STEM_PARTS.split(stem) if p]
+    named = [p for p in pieces if _hostlike(p)]
+    if len(named) == 1 and all(p in named or _NOISE_WORDS.match(p) or _NOT_HOSTS.match(p) or p.isdigit()
+                               for p in pieces):
+        out.append(named[0])
     return out
 
 

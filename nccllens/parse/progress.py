@@ -5,7 +5,8 @@ alive and busy (tokenising, evaluating, preparing data, a slow step). Progress l
 apart; they are otherwise ignored, so this family runs last and takes only lines nobody else claimed.
 
 - ``progress.bar``: a tqdm-style bar ``Running tokenizer on dataset:   9%|███▊ | 280000/2969526
-  [29:55<4:48:08, 155.57 examples/s]`` (also Keras/HF ``Map (num_proc=64):  45%|...``). With ``\\r``
+  [29:55<4:48:08, 155.57 examples/s]`` (also Keras/HF ``Map (num_proc=64):  45%|...``, and a bar format
+  without the bar itself, ``mAP@.5:.95:  72% 23/32 [01:07<00:25,  2.80s/it]``, known by its ``[elapsed<left``). With ``\\r``
   updates many bars share one line: the last one counts. ``value`` = percent, ``key`` = the bar's label,
   ``seq`` = items done, ``nranks`` = none, ``detail`` = ``n/total [elapsed<left]``, ``elapsed_ms``.
 - ``progress.step``: a line that counts steps or iterations and states how long their work took
@@ -39,7 +40,7 @@ from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
-PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
+PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|# Using devices|Pid\s+\d+ on \S+\s+device\s+\d+ \[|# Avg bus bandwidth|# Out of bounds values|#\s+out-of-place\s+in-place"
              r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished training\b"
@@ -64,8 +65,8 @@ BENCH_RANK = lazy_regex.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+
                         r"\s+device\s+(?P<dev>\d+)")
 
 BAR = lazy_regex.compile(
-    r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)"
-    r"\s*\[(?P<elapsed>[\d:]+)(?:<(?P<left>[\d:?]+))?")
+    r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%(?:\|[^|\r]*\|\s*|\s+(?=[\d.]+[kMG]?/[\d.]+[kMG]?\s*\[[\d:]+<))"
+    r"(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)\s*\[(?P<elapsed>[\d:]+)(?:<(?P<left>[\d:?]+))?")
 STEP = lazy_regex.compile(r"\b(?:step|iter(?:ation)?)\b\s*[:=#]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?", re.I)
 DURATION = lazy_regex.compile(
     r"(?P<label>[A-Za-z][\w.]*(?:[ _-][A-Za-z][\w.]*)?)\s*(?:\((?P<unit0>ms|s)\))?\s*[:=]?\s*"

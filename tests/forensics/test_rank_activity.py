@@ -148,6 +148,11 @@ def test_a_rank_still_tokenising_while_the_others_time_out_is_a_straggler(tmp_pa
 def test_progress_bars_and_step_durations_are_read():
     bar = last_bar("Tokenizing Prompts (num_proc=64):  92%|█████████▏| 328986/359152 [29:58<12:05, 41.59 examples/s]")
     assert (bar["pct"], bar["n"], bar["total"], bar["elapsed"]) == ("92", "328986", "359152", "29:58")
+    # fixtures/public/yolov5_4gpu_rank0_val_map_ranks123_broadcast_60s: a bar format without the bar itself
+    bar = last_bar("               Class     Images     Labels          P          R     mAP@.5 mAP@.5:.95:  72% 23/32 "
+                   "[01:07<00:25,  2.80s/it]")
+    assert (bar["pct"], bar["n"], bar["total"], bar["elapsed"]) == ("72", "23", "32", "01:07")
+    assert last_bar("loss 0.5 100% 3/3 done") is None  # a percent and a count without tqdm's [elapsed<left
     # fixtures/public/slow_rank3_completes
     assert durations(" 4/10 compute 0.60s sync_wait 0.02s") == [("compute", 0.6), ("sync_wait", 0.02)]
 
@@ -352,3 +357,12 @@ def test_a_store_barrier_that_completes_is_no_finding(tmp_path):
         "store-based barrier for key:store_based_barrier_key:1 with 2 nodes.\n")
     report = nccllens.analyze(str(tmp_path))
     assert not any(f.rule == "AN-STORE-BARRIER-STUCK" for f in report.findings)
+
+
+def test_rank_zero_validating_alone_while_the_others_time_out_in_broadcast_is_the_straggler(tmp_path):
+    # https://github.com/ultralytics/yolov5/issues/4409 (fixtures/public/yolov5_4gpu_rank0_val_map_ranks123_broadcast_60s):
+    # one shared console; rank 0's validation bar keeps moving while ranks 1-3 time out in BROADCAST
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "yolov5_4gpu_rank0_val_map_ranks123_broadcast_60s"
+    report = _analyze(tmp_path, {"train.log": (case / "train.log").read_text()})
+    top = report.findings[0]
+    assert top.category == "straggler" and top.ranks == [0]
