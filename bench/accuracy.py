@@ -144,6 +144,7 @@ def figures(outcomes: list[Outcome]) -> dict:
             "exact": pct(o.exact for o in items),
             "culprit": pct(o.culprit for o in items),
             "grep_top1": pct(o.grep for o in items),
+            "said_none": sum(o.said_none for o in items),
         }
 
     by_category = defaultdict(list)
@@ -174,11 +175,11 @@ def show(value) -> str:
 
 def print_table(which: str, result: dict) -> None:
     print(f"set: {which}")
-    print(f"{'category':22} {'n':>4}  {'top-1':>12} {'exact':>12} {'culprit':>12} {'grep top-1':>12}")
+    print(f"{'category':22} {'n':>4}  {'top-1':>12} {'exact':>12} {'culprit':>12} {'grep top-1':>12} {'no failure':>10}")
     rows = [*result["per_category"].items(), ("OVERALL", result["overall"])]
     for name, block in rows:
         cells = " ".join(f"{show(block[k]):>12}" for k in ("top1", "exact", "culprit", "grep_top1"))
-        print(f"{name:22} {block['cases']:>4}  {cells}")
+        print(f"{name:22} {block['cases']:>4}  {cells} {block['said_none'] or '':>10}")
     print(f"healthy-clean: {show(result['healthy_clean'])}   failed runs called 'no failure': "
           f"{result['no_failure_misses']}")
 

@@ -10,6 +10,7 @@ Generations (shared/reference/pytorch_c10d.md §1):
 - Python torch._logging, ≈2.3+: ``W1122 02:34:31.090000 10806 torch/distributed/run.py:874] ``
 - Python logging ≈2.1–2.2: ``[2024-07-25 06:36:18,293] torch.distributed.elastic.multiprocessing.api: [WARNING] ``
 - Python logging ≤2.0:     ``ERROR:torch.distributed.elastic.multiprocessing.api:``
+- vLLM's logger (every line of a record, a traceback's too): ``ERROR 08-14 12:08:39 [core.py:654] ``
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ _GLOG = lazy_regex.compile(
 _PY21 = lazy_regex.compile(
     r"\[(?P<date>\d{4}-\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d),(?P<frac>\d{3})\] (?P<src>[\w.]+): "
     r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?"
+)
+_VLLM = lazy_regex.compile(
+    r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:\.(?P<frac>\d{1,6}))? "
+    r"\[(?P<src>[\w.+-]+):(?P<lineno>\d+)\] ?"
 )
 _PY20 = lazy_regex.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<src>(?:torch|__main__)[\w.]*):")
 
@@ -82,6 +87,10 @@ def split_header(message: str, year: int | None = None) -> tuple[Header | None, 
         except ValueError:
             ts = None
         return Header(_LEVELS[m["lvl"]], m["src"], ts, "absolute" if ts else None, None, "pylog-2.1"), message[m.end():]
+    m = _VLLM.match(message)
+    if m:
+        ts = _month_day(m["md"].replace("-", ""), m["hms"], m["frac"] or "0", year)
+        return Header(_LEVELS[m["lvl"]], m["src"], ts, "no_year" if ts else None, None, "vllm"), message[m.end():]
     m = _PY20.match(message)
     if m:
         return Header(_LEVELS[m["lvl"]], m["src"], None, None, None, "pylog-2.0"), message[m.end():]
