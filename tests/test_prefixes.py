@@ -264,6 +264,16 @@ def test_a_file_whose_lines_name_their_host_gets_no_second_host_from_its_name(tm
     assert set(events["host"].drop_nulls().cast(str).unique()) == {"hd03-gpu2-0031"}
 
 
+def test_a_hostname_line_names_the_file_host():
+    from nccllens.parse.prefixes import file_facts
+
+    # fixtures/public/returnn_4gpu_hang_gpu_device_handle_lost (RETURNN states its host at start-up)
+    facts = file_facts(["RETURNN starting up, version 1.20231230.164342+git.f353135e, date/time 2024-01-01-12-01-50",
+                        "Hostname: cn-251", "ep 272 train, step 176, ce 0.424"])
+    assert facts.host == "cn-251"
+    assert file_facts(["hostname: is not set, see the docs"]).host is None
+
+
 def test_a_shell_prompt_names_the_file_host(tmp_path):
     # synthetic, in the shape a terminal paste has: the prompt names the container the job ran in
     import nccllens

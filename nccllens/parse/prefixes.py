@@ -168,6 +168,8 @@ class FileFacts:
 # a launcher that writes one log per task and states where the task runs at its top: submitit's
 # "Starting with JobEnvironment(job_id=.., hostname=learnfair0293, local_rank=0(2), node=0(1), global_rank=0(2))"
 _TASK_HEADER = lazy_regex.compile(r"JobEnvironment\((?=.*?\bhostname=(?P<host>[\w.-]+))(?=.*?\bglobal_rank=(?P<rank>\d+))")
+# a program that states its host on a line of its own at start-up ("Hostname: cn-251", RETURNN and others)
+_HOSTNAME_LINE = lazy_regex.compile(r"^(?:Hostname|hostname|HOSTNAME|Host name)\s*[:=]\s*(?P<host>[A-Za-z0-9][\w.-]{0,62})\s*$")
 
 
 def parse_ts(text: str) -> datetime | None:
@@ -255,7 +257,8 @@ def strip(raw: str, leads: frozenset[str] = frozenset()) -> Prefixes:
 
 # a sample line ``file_facts`` looks at closer holds one of these (a rank marker's, a prompt's, a task header's)
 _MARK_LITERALS = ("[rank", "Rank ")  # one of them is in every ``_MARK`` match
-FACT_HINTS = (*((lit, 1, MAX_LEAD + 12) for lit in _MARK_LITERALS), ("@", 0, MAX_LEAD), ("JobEnvironment(", 0, None))
+FACT_HINTS = (*((lit, 1, MAX_LEAD + 12) for lit in _MARK_LITERALS), ("@", 0, MAX_LEAD), ("JobEnvironment(", 0, None),
+              ("ostname", 0, 12), ("Host name", 0, 12))
 
 
 def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
@@ -281,6 +284,10 @@ def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
             p = prompt.match(raw)
             if p:
                 prompts[p["host"] or p["host2"]] += 1
+        if "ost" in raw[:12]:
+            h = _HOSTNAME_LINE.match(raw)
+            if h:
+                prompts[h["host"]] += 1
         if "JobEnvironment(" in raw:
             t = _TASK_HEADER.search(raw)
             if t:
