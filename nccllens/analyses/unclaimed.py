@@ -57,12 +57,15 @@ WRAPPER_EXCEPTIONS = ("ChildFailedError", "SubprocessError", "CalledProcessError
                       "ProcessRaisedException")
 
 
-def failure_events(events: pl.DataFrame, classifiable: bool = True) -> pl.DataFrame:
+def failure_events(events: pl.DataFrame, classifiable: bool = True, warns: bool = False) -> pl.DataFrame:
     """Rows that show a failure: errors and critical lines, and NCCL return-code chains of a failure;
-    with ``classifiable``, only those that say enough to be given a category."""
+    with ``classifiable``, only those that say enough to be given a category; with ``warns``, NCCL WARN lines
+    too (the caller leaves out those a rule claimed: a known WARN may be harmless)."""
     code = pl.col("error_code")
     chain = (pl.col("kind") == "nccl.backtrace") & code.is_between(1, 6)
-    failing = pl.col("level").is_in(["error", "critical"]) | chain
+    # an NCCL WARN no rule knows is a failure too: NCCL warns when a call is about to fail (known harmless
+    # WARNs, such as a missing libibverbs on one node, are claimed by their rules as context)
+    failing = pl.col("level").is_in(["error", "critical"]) | chain | (pl.lit(warns) & (pl.col("kind") == "nccl.warn"))
     exc = pl.col("exc_type").cast(pl.String).fill_null("")
     wrapper = pl.col("kind").is_in(WRAPPERS) | pl.any_horizontal(
         [exc.str.ends_with(name) for name in WRAPPER_EXCEPTIONS])
@@ -101,7 +104,7 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str) -> 
     holds the (file, line) of every line a rule matched or a finding quotes."""
     if not events.height:
         return []
-    rows = failure_events(events)
+    rows = failure_events(events, warns=True)
     if not rows.height:
         return []
     rows = (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
