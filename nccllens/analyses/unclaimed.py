@@ -121,8 +121,11 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str) -> 
     rows = (rows.join(categories, left_on=keys, right_on=list(FIELDS), how="left", nulls_equal=True)
             .drop([k for k in keys if k.startswith("_k")]))
     out = []
-    for (category,), group in sorted(rows.group_by("_category"), key=lambda item: str(item[0][0])):
-        group = group.sort(["ts", "file", "line"], nulls_last=True)
+    groups = [(category, group.sort(["ts", "file", "line"], nulls_last=True))
+              for (category,), group in rows.group_by("_category")]
+    # the category whose first line came first leads (a stated time before none; then file and line order)
+    groups.sort(key=lambda item: _first_key(item[1].row(0, named=True), str(item[0])))
+    for category, group in groups:
         first = group.row(0, named=True)
         ranks = group["rank"].drop_nulls().unique().to_list()
         hosts = group["host"].drop_nulls().cast(pl.String).unique().to_list()
@@ -130,6 +133,11 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str) -> 
                                 category=category, confidence=CONFIDENCE, what=_what(first),
                                 where=_where(ranks, hosts, first, lang), basis=_basis(first, lang)))
     return out
+
+
+def _first_key(row: dict, category: str) -> tuple:
+    ts = row.get("ts")
+    return (ts is None, ts.isoformat() if ts is not None else "", str(row.get("file") or ""), row.get("line") or 0, category)
 
 
 RESULT_NAMES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError", 4: "ncclInvalidArgument",

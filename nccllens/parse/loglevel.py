@@ -7,7 +7,8 @@ Only lines no other family claimed reach it (it is offered lines last). Shapes, 
   ``[2023-07-14 18:21:31,182][__main__][ERROR] - message``, loguru ``2024-05-01 10:00:00.123 | ERROR | mod:fn:12 - message``;
 - a bracketed level first: ``[ERROR] message``;
 - glog / absl error and fatal lines of a C++ component: ``E1125 02:50:00.000000  4242 file.cc:12] message``;
-- vLLM's logger, the level first: ``ERROR 08-14 12:08:39 [core.py:654] message``.
+- vLLM's logger, the level first: ``ERROR 08-14 12:08:39 [core.py:654] message``;
+- TensorFlow's C++ logging: ``2019-08-26 18:41:15.943905: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] message``.
 
 → ``log.error`` (level ``error``; ``critical`` for CRITICAL / FATAL / glog ``F``), ``message`` = the text
 after the header. An error nothing else explains becomes a low-confidence cause (``AN-UNCLAIMED``), so a
@@ -32,6 +33,7 @@ _SHAPES = (
     r"^\[" + _LEVEL + r"\]\s*(?P<rest>.*)$",
     r"^(?P<glog>[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\] (?P<rest>.*)$",
     r"^" + _LEVEL + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w.+-]+:\d+\] (?P<rest>.*)$",
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<glog>[EF]) [^\s\]]+:\d+\] (?P<rest>.*)$",
 )
 PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", shape) for shape in _SHAPES)
 _COMPILED = [lazy_regex.compile(shape) for shape in _SHAPES]

@@ -28,6 +28,8 @@ def test_the_shell_reporting_a_fatal_signal_is_a_crash_with_that_signal(tmp_path
     "ERROR:root:the data pipeline stopped",
     # glog's "E" line of a C++ component (synthetic: built from glog's "%c%02d%02d %02d:%02d:%02d.%06d %5d %s:%d] ")
     "E1125 02:50:00.000000  4242 some/file.cc:12] Check failed: x == y",
+    # source: https://github.com/PrimeIntellect-ai/verifiers/issues/208 (vLLM's logger)
+    "ERROR 08-14 12:08:39 [core.py:654] Invocation of collective_rpc method failed",
 ])
 def test_an_error_line_of_any_logger_rules_out_no_failure(tmp_path, line):
     (tmp_path / "job.log").write_text(line + "\n")
@@ -40,3 +42,23 @@ def test_info_lines_of_the_same_loggers_are_not_failures(tmp_path):
     (tmp_path / "job.log").write_text(
         "[2023-07-14 18:21:31,182][__main__][INFO] - Training step 120\nINFO:root:epoch 3 done\n")
     assert nccllens.analyze(str(tmp_path)).verdict.category == "none"
+
+
+def test_the_first_of_several_unclaimed_failures_leads(tmp_path):
+    # source: https://github.com/horovod/horovod/issues/1350 (mpirun --tag-output): TensorFlow's C++ log says the
+    # GPU ran out of memory; mpirun reports the abort that followed. The earlier, time-stamped line is the cause.
+    (tmp_path / "mpirun.log").write_text(
+        "[1,1]<stderr>:2019-08-26 18:41:15.943905: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to "
+        "allocate 2.96G (3173555200 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n"
+        "mpirun noticed that process rank 1 with PID 0 on node aaron-argo-1 exited on signal 6 (Aborted).\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "gpu_oom" and report.findings[0].ranks == [1]
+
+
+def test_an_nccl_warn_no_rule_knows_is_a_failure(tmp_path):
+    # source: https://github.com/NVIDIA/nccl/issues/653 (fixtures/public/megatron_srun_label_nccl_algo_collnet_no_algorithm_available,
+    # srun --label, the host blanked out by the reporter)
+    (tmp_path / "job.log").write_text("201: :41367:41367 [1] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "nccl_internal" and report.findings[0].rule == "AN-UNCLAIMED"
+    assert report.findings[0].ranks == [201]
