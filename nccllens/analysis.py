@@ -101,10 +101,8 @@ def _unclaimed(table, hits, findings, lang):
                            "line": [e.line for f in findings for e in f.evidence]},
                           schema={"file": pl.String, "line": pl.Int64})
     matched = [hit.events.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64)) for hit in hits]
-    if any(f.role == "cause" and f.severity in ("error", "critical") for f in findings) and "family" in table.columns:
-        # a generic logger's ERROR line says less than any recognised cause: it only rules out "no failure"
-        table = table.filter(pl.col("family").cast(pl.String).fill_null("") != "log")
-    return unclaimed_causes(table, pl.concat([quoted, *matched]), lang)
+    recognised = any(f.role == "cause" and f.severity in ("error", "critical") for f in findings)
+    return unclaimed_causes(table, pl.concat([quoted, *matched]), lang, recognised=recognised)
 
 
 NODE_WIDE = ("job_killed", "straggler")  # what happens to a node happens to every rank on it

@@ -99,12 +99,16 @@ def category_of(row: dict) -> str:
 FIELDS = ("kind", "family", "error_code", "signal", "exc_type", "message", "detail")
 
 
-def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str) -> list[Finding]:
+def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, recognised: bool = False) -> list[Finding]:
     """One low-confidence cause per category of the failure lines that no finding claims; ``claimed``
-    holds the (file, line) of every line a rule matched or a finding quotes."""
+    holds the (file, line) of every line a rule matched or a finding quotes. With a ``recognised`` cause
+    found, a generic logger's ERROR line and an unfamiliar NCCL WARN say less than it: they only rule out
+    "no failure" where nothing else does."""
     if not events.height:
         return []
-    rows = failure_events(events, warns=True)
+    rows = failure_events(events, warns=not recognised)
+    if recognised and rows.height:
+        rows = rows.filter(pl.col("family").cast(pl.String).fill_null("") != "log")
     if not rows.height:
         return []
     rows = (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))

@@ -46,34 +46,12 @@ def _zstd_reader(raw: io.BufferedIOBase) -> Iterator[bytes] | None:
 
 
 def _unzstd(raw: io.BufferedIOBase, zstandard) -> Iterator[bytes]:
-    """zstandard's frame decoder fed small pieces (its output per call is not bounded otherwise); a
-    stream that ends inside a frame is said to be truncated (its stream reader ends silently)."""
-    d, started, out, size = zstandard.ZstdDecompressor().decompressobj(), False, [], 0
-    pending = b""
-    while True:
-        if not pending:
-            pending = raw.read(1 << 20)
-            if not pending:
-                break
-        piece, pending = pending[:ZSTD_PIECE], pending[ZSTD_PIECE:]
-        started = True
-        try:
-            got = d.decompress(piece)
-        except zstandard.ZstdError as exc:
-            yield from out
-            raise ArchiveLimit(f"truncated or corrupt compressed data ({exc})") from exc
-        if got:
-            out.append(got)
-            size += len(got)
-            if size >= BLOCK:
-                yield b"".join(out)
-                out, size = [], 0
-        if d.eof:  # the next frame, if any, starts in what this one left
-            pending, d, started = d.unused_data + pending, zstandard.ZstdDecompressor().decompressobj(), False
-    if out:
-        yield b"".join(out)
-    if started:
-        raise ArchiveLimit("truncated or corrupt compressed data (the zstd stream ends inside a frame)")
+    """zstandard's frame decoder fed small pieces (its output per call is not bounded otherwise)."""
+    def feed(d, pending: bytes) -> tuple[bytes, bytes]:
+        return d.decompress(pending[:ZSTD_PIECE]), pending[ZSTD_PIECE:]
+
+    return framed(raw, lambda: zstandard.ZstdDecompressor().decompressobj(), feed, zstandard.ZstdError,
+                  "the zstd stream ends inside a frame")
 
 
 class ArchiveLimit(Exception):
@@ -136,21 +114,33 @@ def _reads(stream: io.BufferedIOBase, error: type[Exception] = OSError) -> Itera
 
 def gunzip(raw: io.BufferedIOBase, compressed: int | None) -> Iterator[bytes]:
     """Every member of a (multi-member) gzip stream, in BLOCK-sized pieces; members are counted."""
-    limit = GZIP_MEMBERS_BASE + (compressed or 0) // 1024
-    members, out, size = 0, [], 0
-    d, pending, started = zlib.decompressobj(31), b"", False
+    def feed(d, pending: bytes) -> tuple[bytes, bytes]:
+        return d.decompress(pending, BLOCK), d.unconsumed_tail
+
+    return framed(raw, lambda: zlib.decompressobj(31), feed, zlib.error, "the gzip stream ends inside a member",
+                  GZIP_MEMBERS_BASE + (compressed or 0) // 1024, "gzip members")
+
+
+def framed(raw: io.BufferedIOBase, start: Callable, feed: Callable, errors: type[Exception], cut: str,
+           limit: int | None = None, unit: str = "frames") -> Iterator[bytes]:
+    """The decompressed blocks of a stream of concatenated frames (gzip members, zstd frames), one decoder
+    per frame: ``feed(decoder, pending)`` returns (output, input left). Output comes in BLOCK-sized pieces;
+    zero padding after a frame is skipped; more than ``limit`` frames, corrupt data or a stream that ends
+    inside a frame (``cut`` says so) raise ArchiveLimit after what was read."""
+    frames, out, size = 0, [], 0
+    d, pending, started = start(), b"", False
     while True:
         if not pending:
             pending = raw.read(1 << 20)
             if not pending:
                 break
-        if not started and not pending.strip(b"\x00") and members:
-            pending = b""  # zero padding after the last member
+        if not started and frames and not pending.strip(b"\x00"):
+            pending = b""  # zero padding after the last frame
             continue
         started = True
         try:
-            piece = d.decompress(pending, BLOCK)
-        except zlib.error as exc:
+            piece, rest = feed(d, pending)
+        except errors as exc:
             yield from out
             raise ArchiveLimit(f"truncated or corrupt compressed data ({exc})") from exc
         if piece:
@@ -160,17 +150,17 @@ def gunzip(raw: io.BufferedIOBase, compressed: int | None) -> Iterator[bytes]:
                 yield b"".join(out)
                 out, size = [], 0
         if d.eof:
-            members += 1
-            if members > limit:
+            frames += 1
+            if limit is not None and frames > limit:
                 yield from out
-                raise ArchiveLimit(f"archive bomb guard: more than {limit} gzip members")
-            pending, d, started = d.unused_data, zlib.decompressobj(31), False
+                raise ArchiveLimit(f"archive bomb guard: more than {limit} {unit}")
+            pending, d, started = d.unused_data + rest, start(), False
         else:
-            pending = d.unconsumed_tail
+            pending = rest
     if out:
         yield b"".join(out)
     if started:
-        raise ArchiveLimit("truncated or corrupt compressed data (the gzip stream ends inside a member)")
+        raise ArchiveLimit(f"truncated or corrupt compressed data ({cut})")
 
 
 def decompressed(kind: str, raw: io.BufferedIOBase, compressed: int | None) -> Iterator[bytes]:
