@@ -32,9 +32,22 @@ def _code_digest() -> str | None:
     return cache_files.code_digest(modules, getattr(polars, "__version__", ""))
 
 
-def _path() -> Path | None:
+def _path(name: str) -> Path | None:
+    """One file per rule set (reading a run's set reads nothing else): the code's digest, then the set's."""
     directory, digest = cache_files.directory(), _code_digest()
-    return None if directory is None or digest is None else directory / f"rules-{digest}.json"
+    if directory is None or digest is None:
+        return None
+    return directory / f"rules-{digest}-{hashlib.sha256(name.encode()).hexdigest()[:16]}.json"
+
+
+def _prune(path: Path) -> None:
+    """Keep the MAX_SETS newest rule sets of this code; older ones go."""
+    try:
+        kept = sorted(path.parent.glob(path.name.rsplit("-", 1)[0] + "-*.json"), key=lambda p: p.stat().st_mtime)
+        for old in kept[:-MAX_SETS]:
+            old.unlink()
+    except OSError:
+        pass
 
 
 def key(files: list[tuple[Path, bool]]) -> str | None:
@@ -58,7 +71,7 @@ def _entries(path: Path) -> dict:
 
 def get(name: str | None) -> list[tuple[Path, dict]] | None:
     """The (file, document) pairs kept under ``name``, or None."""
-    path = _path()
+    path = None if name is None else _path(name)
     if name is None or path is None:
         return None
     docs = cache_files.verified(name, _entries(path).get(name))
@@ -70,7 +83,7 @@ def get(name: str | None) -> list[tuple[Path, dict]] | None:
 
 def put(name: str | None, docs: list[tuple[Path, dict]]) -> None:
     """Keep ``docs`` under ``name`` if they survive JSON unchanged (TOML dates do not)."""
-    path = _path()
+    path = None if name is None else _path(name)
     if name is None or path is None:
         return
     value = [[str(file), doc] for file, doc in docs]
@@ -82,6 +95,5 @@ def put(name: str | None, docs: list[tuple[Path, dict]]) -> None:
     entry = cache_files.sign(name, value)
     if entry is None:
         return
-    held = {k: v for k, v in _entries(path).items() if k != name}
-    held[name] = entry
-    cache_files.write_json(path, dict(list(held.items())[-MAX_SETS:]))
+    if cache_files.write_json(path, {name: entry}):
+        _prune(path)
