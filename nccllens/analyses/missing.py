@@ -64,7 +64,11 @@ def silent_ranks(events: pl.DataFrame, status: list[RankStatus], lang: str) -> l
     last = mine["ts"].drop_nulls().max() if mine.height else None
     evidence = mine.sort(["ts", "file", "line"], nulls_last=True).tail(3)
     hosts = sorted({s.host for s in silent if s.host})
+    # peers that only timed out do not show the silent rank died (it may hang): the cause is then as unknown
+    # as any collective timeout's, with the silent rank as the suspect; a peer that crashed or exited did see it go
+    lost = any(s.state in ("crashed", "exited") for s in failed)
     return [make_finding("AN-SILENT-RANK", lang, evidence, ranks=ranks, hosts=hosts, first_seen=last,
+                         category=None if lost else "collective_timeout",
                          failed=rank_list([s.rank for s in failed]))]
 
 

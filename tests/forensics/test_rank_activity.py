@@ -366,3 +366,12 @@ def test_rank_zero_validating_alone_while_the_others_time_out_in_broadcast_is_th
     report = _analyze(tmp_path, {"train.log": (case / "train.log").read_text()})
     top = report.findings[0]
     assert top.category == "straggler" and top.ranks == [0]
+
+
+def test_a_silent_rank_while_the_others_only_time_out_is_a_timeout_suspect_not_a_dead_peer(tmp_path):
+    # https://github.com/modelscope/DiffSynth-Studio/issues/458 (fixtures/public/diffsynth_lightning_modelparallel_8gpu_coalesced_seq610_timeout):
+    # the others time out in one coalesced collective; nothing shows the silent rank died
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "diffsynth_lightning_modelparallel_8gpu_coalesced_seq610_timeout"
+    files = {p.name: p.read_text() for p in case.iterdir() if p.name not in ("expected.toml", "SOURCE.md")}
+    top = _analyze(tmp_path, files).findings[0]
+    assert top.rule == "AN-SILENT-RANK" and top.category == "collective_timeout"
