@@ -52,6 +52,9 @@ def test_named_in_message_reads_the_node_ray_names_by_address():
                             "other reasons at node (ID: 4fe2, IP: 10.0.167.26) over the last time period.") == "10.0.167.26"
     assert named_in_message("Memory on the node (IP: 10.20.49.141, ID: 4748aa6d) where the task (actor ID: 9e43, "
                             "name=WorkerDict.__init__, pid=4100606, memory used=56.57GB) was running") == "10.20.49.141"
+    # source: https://github.com/NovaSky-AI/SkyRL/pull/1688 (Ray's autoscaler names the instance)
+    assert named_in_message("(autoscaler +44m27s) Instance k-1a5e56fa0001 (node IP: 10.1.140.199) will be terminated "
+                            "soon (reason: kubernetes-pod-termination).") == "k-1a5e56fa0001"
 
 
 def test_ray_memory_monitor_kill_names_the_node_it_killed_on():
