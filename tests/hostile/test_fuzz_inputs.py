@@ -7,7 +7,7 @@ CI runs a few derandomized examples; a longer run (docs/robustness.md):
 Each example is bounded in time (``NCCLLENS_FUZZ_SECONDS``, default 120: a hang ends the process with every
 thread's stack, a slow example fails) and memory (peak RSS of the process and its workers under 1 GiB).
 ``NCCLLENS_FUZZ_LOG=<file>`` appends one line per example (seconds, peak RSS, name, size, digest), so a
-long run that is stopped still says how far it got. ``NCCLLENS_FUZZ_KEEP=<folder>`` keeps the bytes of every
+long run that is stopped still says how far it got (a failing example, shrinking included, ends ``FAILED``). ``NCCLLENS_FUZZ_KEEP=<folder>`` keeps the bytes of every
 example slower than ``NCCLLENS_FUZZ_KEEP_SECONDS`` (default 10) or failing, and of one that hangs (written
 before it runs, removed when it ends in time), named by digest, to be replayed.
 """
@@ -172,10 +172,11 @@ def test_no_hostile_input_stops_the_run_or_hides_the_planted_oom(case):
                 pending.rename(pending.with_name(f"{'failed' if not ended else 'slow'}-{seconds:.0f}s-{digest}-{name}"))
             else:
                 pending.unlink(missing_ok=True)
-    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    if LOG:
-        with open(LOG, "a") as out:
-            out.write(f"{seconds:.2f} s {peak} KB {name} {len(data)} B {digest}\n")
+        peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        if LOG:
+            with open(LOG, "a") as out:
+                out.write(f"{seconds:.2f} s {peak} KB {name} {len(data)} B {digest} {time.strftime('%H:%M:%S')}"
+                          f"{'' if ended else ' FAILED'}\n")
     assert seconds < SECONDS, f"{name}: {seconds:.0f} s"
     assert peak < PEAK_KB, f"{name}: peak RSS {peak} KB"
 
