@@ -73,7 +73,7 @@ _INT_LIMITS = {
 
 
 def _coercion(dtype: pl.DataType) -> str | tuple[int, int] | None:
-    """How ``_clean`` coerces a value of this column: int limits, "float", "str" or None (as is)."""
+    """How :func:`clean` coerces a value of this column: int limits, "float", "str" or None (as is)."""
     if dtype in _INT_LIMITS:
         return _INT_LIMITS[dtype]
     if dtype == pl.Float64():
@@ -83,38 +83,49 @@ def _coercion(dtype: pl.DataType) -> str | tuple[int, int] | None:
     return None
 
 
-# column → coercion, once, in plain Python values: comparing polars dtypes per value was most of
-# ``_clean``'s time
-_COERCIONS = {name: _coercion(dtype) for name, dtype in SCHEMA.items()}
 MAX_RANK = 1_000_000  # a rank or world size beyond this is a malformed line, not a job (range(2**31))
-_COERCIONS.update(rank=(0, MAX_RANK - 1), local_rank=(0, MAX_RANK - 1), nranks=(1, MAX_RANK))
+_RANK_BOUNDS = {"rank": (0, MAX_RANK - 1), "local_rank": (0, MAX_RANK - 1), "nranks": (1, MAX_RANK)}
 _UNKNOWN = object()
 
 
-def _clean(row: dict) -> dict:
-    """Coerce one event dict to the schema: drop unknown keys and None values (the table fills them with
-    nulls), clamp ints, stringify odd values. Only the keys a row has are visited: a parser sets a
-    dozen of the 36 columns."""
+def coercions(schema: dict[str, pl.DataType]) -> dict:
+    """Column → how :func:`clean` coerces its values, once per table, in plain Python values (comparing
+    polars dtypes per value was most of the cleaning's time). Ranks and world sizes have the plausible
+    bounds above; every other integer column, its type's range."""
+    how = {name: _coercion(dtype) for name, dtype in schema.items()}
+    how.update({name: bounds for name, bounds in _RANK_BOUNDS.items() if name in how})
+    return how
+
+
+_COERCIONS = coercions(SCHEMA)
+
+
+def clean(row: dict, how: dict | None = None) -> dict:
+    """Coerce one row dict to a table's schema (``how``: its :func:`coercions`; default the event table's):
+    drop unknown keys and None values (the table fills them with nulls), drop integers outside the column's
+    range (a step of 10^20 in a log is unknown, not a crash), stringify odd values. Only the keys a row has
+    are visited: a parser sets a dozen of the 36 columns."""
+    how = _COERCIONS if how is None else how
     out = {}
     for name, value in row.items():
-        how = _COERCIONS.get(name, _UNKNOWN)
-        if value is None or how is _UNKNOWN:
+        kind = how.get(name, _UNKNOWN)
+        if value is None or kind is _UNKNOWN:
             continue
-        if how is None:
+        if kind is None:
             out[name] = value
-        elif how == "str":  # String and Categorical columns
+        elif kind == "str":  # String and Categorical columns
             out[name] = value if isinstance(value, str) else str(value)
-        elif how == "float":
+        elif kind == "float":
             try:
                 out[name] = float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 pass
         else:
             try:
                 value = int(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 continue
-            if how[0] <= value <= how[1]:
+            if kind[0] <= value <= kind[1]:
                 out[name] = value
     return out
 
@@ -132,7 +143,7 @@ def empty() -> pl.DataFrame:
 
 def from_rows(rows: Iterable[dict]) -> pl.DataFrame:
     """Build an event table from parser output (a list of dicts), in schema order and types."""
-    cleaned = [_clean(r) for r in rows]
+    cleaned = [clean(r) for r in rows]
     if not cleaned:
         return empty()
     return pl.DataFrame(cleaned, schema=SCHEMA)  # a key a row lacks is null there

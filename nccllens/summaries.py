@@ -14,6 +14,8 @@ from datetime import datetime
 
 import polars as pl
 
+from nccllens import events as ev
+
 SCHEMA: dict[str, pl.DataType] = {
     "file": pl.Categorical(),
     "host": pl.Categorical(),
@@ -40,6 +42,7 @@ SCHEMA: dict[str, pl.DataType] = {
     "raw": pl.String(),  # the last line, as evidence
 }
 COLUMNS = tuple(SCHEMA)
+_COERCIONS = ev.coercions(SCHEMA)
 _EMPTY: pl.DataFrame | None = None
 
 
@@ -53,7 +56,7 @@ def empty() -> pl.DataFrame:
 def from_rows(rows: list[dict]) -> pl.DataFrame:
     if not rows:
         return empty()
-    return pl.DataFrame(rows, schema=SCHEMA)
+    return pl.DataFrame([ev.clean(r, _COERCIONS) for r in rows], schema=SCHEMA)  # a step of 10^20: null
 
 
 def concat(frames: Iterable[pl.DataFrame]) -> pl.DataFrame:

@@ -29,11 +29,9 @@ def _distinct(events: pl.DataFrame, column: str) -> list:
 
 def placeholder_values(events: pl.DataFrame) -> dict[str, Any]:
     """What ``{name}`` stands for: summaries of the hit, and each column's first stated value."""
-    first = {
-        column: (series[0] if len(series) else None)
-        for column in events.columns
-        for series in [events[column].drop_nulls()]
-    }
+    # one query for every column's first stated value (a Series per column cost ~11 ms a finding)
+    stated = events.select(pl.all().drop_nulls().first()).row(0) if events.height else [None] * events.width
+    first = dict(zip(events.columns, stated, strict=True))
     ranks = sorted(_distinct(events, "rank"))
     hosts = _distinct(events, "host")
     ts = events["ts"].drop_nulls()

@@ -108,12 +108,18 @@ def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
             continue
         files += [(path, report) for path in _rule_files(directory)]
     name = None if loaded else rule_cache.key(files)
+    held = rule_cache.recall(name)
+    if held is not None:
+        return RuleSet(held)
     kept = rule_cache.get(name)
     if kept is not None:
         try:
-            return RuleSet(sorted((rule_from_dict(doc, path) for path, doc in kept), key=lambda r: r.id))
+            rules = sorted((rule_from_dict(doc, path) for path, doc in kept), key=lambda r: r.id)
         except (TypeError, ValueError, KeyError, AttributeError):  # a damaged cache: load as without one
             pass
+        else:
+            rule_cache.remember(name, rules)
+            return RuleSet(rules)
     loaded.extend(_read(path, report) for path, report in files)
     _check_patterns(loaded)
     _check_set(loaded)
@@ -127,6 +133,7 @@ def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
     result.problems.sort(key=lambda p: (p.path, p.line, p.message))
     if all(item.data is not None and not item.problems for item in loaded):
         rule_cache.put(name, [(item.path, item.data) for item in loaded])
+        rule_cache.remember(name, result.rules)
     return result
 
 

@@ -6,6 +6,11 @@ problem, the documents are kept in the cache folder (``cache_files``), under a k
 parses and checks them, the polars version, and every file's path, role and bytes: a file added, removed
 or changed by one byte, or a new nccllens, gives another key and a full load. A rule set with any problem
 is never kept, so its problems are reported on every run.
+
+Within one process (a service or a script calling ``nccllens.analyze`` on ticket after ticket), the rules
+a key named are also held in memory (``recall``/``remember``): the files are still listed, read and hashed
+on every call, so a changed file still gives a new key, but the kept JSON of the set (~0.4 MB) is not
+parsed and its digest checked again, nor the rules rebuilt from it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,27 @@ def _code_digest() -> str | None:
     if polars is None or None in modules:
         return None
     return cache_files.code_digest(modules, getattr(polars, "__version__", ""))
+
+
+_MEMORY: dict[str, tuple] = {}  # key -> the rules it named, this process only (never written anywhere)
+
+
+def recall(name: str | None) -> list | None:
+    """The rules loaded under ``name`` earlier in this process (None: none, or caching is off)."""
+    if name is None or cache_files.directory() is None:
+        return None
+    rules = _MEMORY.get(name)
+    return None if rules is None else list(rules)
+
+
+def remember(name: str | None, rules: list) -> None:
+    """Hold ``rules`` (frozen, shared by every call) under ``name`` for this process; the oldest go first."""
+    if name is None or cache_files.directory() is None:
+        return
+    _MEMORY.pop(name, None)
+    _MEMORY[name] = tuple(rules)
+    while len(_MEMORY) > MAX_SETS:
+        del _MEMORY[next(iter(_MEMORY))]
 
 
 def _path(name: str) -> Path | None:

@@ -21,7 +21,7 @@ loses its whole file's events for that family.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -51,8 +51,9 @@ class FileContext:
 
     ``following(line, n)`` returns up to ``n`` Line objects that come after ``line`` in the same
     stream (same prefix), read from the chunk in memory: use it for multi-line records
-    (tracebacks, ``what():`` blocks, failure tables, WARN continuations). It costs O(n), so a
-    parser may call it once per record, never per input line.
+    (tracebacks, ``what():`` blocks, failure tables, WARN continuations). It is a lazy sequence:
+    a parser that stops at the record's end reads no further, one that takes ``len`` reads ``n``;
+    so a parser may call it once per record, never per input line.
     """
 
     path: str
@@ -62,9 +63,9 @@ class FileContext:
     attempt: int | None = None
     year: int | None = None  # for timestamps printed without a year
     cut_for_matching: int = 0  # survivors longer than parse.guard.MATCH_MAX (matched on their start)
-    _following: Callable[[Line, int], list[Line]] | None = field(default=None, repr=False)
+    _following: Callable[[Line, int], Sequence[Line]] | None = field(default=None, repr=False)
 
-    def following(self, line: Line, n: int) -> list[Line]:
+    def following(self, line: Line, n: int) -> Sequence[Line]:
         if self._following is None or n <= 0:
             return []
         return self._following(line, n)

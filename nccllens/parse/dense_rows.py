@@ -107,8 +107,22 @@ _TRANSPORT = lazy_regex.compile(r"Channel \d+(?:/\d+)? : (?P<src>\d+)\[[0-9a-f]+
                         r"(?:\[(?P<dir>send|receive)\] )?via")
 
 
+def _number(text: str | None, base: int = 10) -> int | None:
+    """A counter a line states, or None: absent, or longer than any counter (``int()`` refuses 4,300
+    digits or more; a step of 10^20 is dropped later, by the table's column range)."""
+    return int(text, base) if text and len(text) <= 40 else None
+
+
 def _one(raw: str, fam: str, hints) -> dict:
-    """What one line says: host, pid, rank, ts, and its family's fields."""
+    """What one line says: host, pid, rank, ts, and its family's fields. A line whose prefix states a
+    number no counter holds (a pid of 5,000 digits) says nothing but what its file's path says."""
+    try:
+        return _said(raw, fam, hints)
+    except (ValueError, OverflowError):
+        return {"host": hints.host, "rank": hints.rank, "local_rank": hints.local_rank, "ts": None, "pid": None}
+
+
+def _said(raw: str, fam: str, hints) -> dict:
     p = strip(raw)
     out = {"host": p.host or hints.host, "rank": p.rank if p.rank is not None else hints.rank,
            "local_rank": p.local_rank if p.local_rank is not None else hints.local_rank, "ts": p.ts, "pid": p.pid}
@@ -120,15 +134,15 @@ def _one(raw: str, fam: str, hints) -> dict:
                 out["ts_rel"] = pre.elapsed_ms / 1000.0
         m = _COLL.search(p.message) if fam == "nccl.coll" else None
         if m:
-            out.update(seq=int(m["seq"], 16), op=m["op"], size=int(m["size"]), dtype=int(m["dtype"]),
-                       nranks=int(m["nranks"]), redop=int(m["redop"]))
+            out.update(seq=_number(m["seq"], 16), op=m["op"], size=_number(m["size"]), dtype=_number(m["dtype"]),
+                       nranks=_number(m["nranks"]), redop=_number(m["redop"]))
         t = _TRANSPORT.search(p.message) if fam == "nccl.transport" else None
         if t:
-            out.update(seq=int(t["src"]), value=t["dir"])
+            out.update(seq=_number(t["src"]), value=t["dir"])
     elif fam == "progress":
         m = _STEP.search(p.message)
         if m:
-            out["seq"] = int(m["seq"] or m["tqdm"])
+            out["seq"] = _number(m["seq"] or m["tqdm"])
     return out
 
 

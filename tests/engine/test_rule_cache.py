@@ -73,3 +73,18 @@ def test_no_cache_writes_nothing(cache, monkeypatch):
     monkeypatch.setenv("NCCLLENS_NO_CACHE", "1")
     assert load_dirs([]).rules
     assert not cache.exists()
+
+
+def test_a_second_load_in_one_process_does_not_parse_the_kept_sets_again(cache, tmp_path, monkeypatch):
+    mine = tmp_path / "mine"
+    shutil.copytree(GOOD, mine)
+    first = load_rules([mine])
+    reads = []
+    real = rule_cache.cache_files.read_json
+    monkeypatch.setattr(rule_cache.cache_files, "read_json", lambda path: reads.append(path) or real(path))
+    assert load_rules([mine]) == first
+    assert reads == []  # held in memory under the same key: no JSON parsed, no rule rebuilt
+    rule_file = mine / "TEST-TORCH-001.toml"
+    rule_file.write_text(rule_file.read_text() + "\n# one more byte\n")
+    assert load_rules([mine]) == first  # a new key: loaded again (same rules, from the changed file)
+    assert reads  # the new key was looked up in the cache folder

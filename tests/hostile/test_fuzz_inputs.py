@@ -6,8 +6,10 @@ CI runs a few derandomized examples; a longer run (docs/robustness.md):
 ``NCCLLENS_FUZZ_EXAMPLES=2000 python -m pytest tests/hostile/test_fuzz_inputs.py -q``.
 Each example is bounded in time (``NCCLLENS_FUZZ_SECONDS``, default 120: a hang ends the process with every
 thread's stack, a slow example fails) and memory (peak RSS of the process and its workers under 1 GiB).
-``NCCLLENS_FUZZ_LOG=<file>`` appends one line per example (seconds, peak RSS), so a long run that is
-stopped still says how far it got.
+``NCCLLENS_FUZZ_LOG=<file>`` appends one line per example (seconds, peak RSS, name, size, digest), so a
+long run that is stopped still says how far it got (a failing example, shrinking included, ends ``FAILED``). ``NCCLLENS_FUZZ_KEEP=<folder>`` keeps the bytes of every
+example slower than ``NCCLLENS_FUZZ_KEEP_SECONDS`` (default 10) or failing, and of one that hangs (written
+before it runs, removed when it ends in time), named by digest, to be replayed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import bz2
 import faulthandler
 import gzip
+import hashlib
 import io
 import json
 import lzma
@@ -38,6 +41,8 @@ EXAMPLES = int(os.environ.get("NCCLLENS_FUZZ_EXAMPLES", "6"))
 SECONDS = float(os.environ.get("NCCLLENS_FUZZ_SECONDS", "120"))  # a hang check on a loaded machine, not a speed test
 PEAK_KB = 1 << 20  # 1 GiB: issue 19's bound for any input
 LOG = os.environ.get("NCCLLENS_FUZZ_LOG")
+KEEP = os.environ.get("NCCLLENS_FUZZ_KEEP")
+KEEP_SECONDS = float(os.environ.get("NCCLLENS_FUZZ_KEEP_SECONDS", "10"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 1000, database=None,
                 suppress_health_check=list(HealthCheck))
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,8 +149,11 @@ def hostile(draw) -> tuple[str, bytes]:
 @given(hostile())
 def test_no_hostile_input_stops_the_run_or_hides_the_planted_oom(case):
     name, data = case
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    pending = _keep(f"running-{os.getpid()}-{digest}-{name}", data)  # stays behind if this example hangs
     start = time.monotonic()
     faulthandler.dump_traceback_later(SECONDS * 2, exit=True)  # a hang ends the run, with its stacks
+    ended = False
     try:
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "rank3.log").write_bytes(OOM)
@@ -155,12 +163,28 @@ def test_no_hostile_input_stops_the_run_or_hides_the_planted_oom(case):
                 [(f.rule, f.ranks) for f in report.findings]
             for fmt in ("text", "json", "md", "html"):
                 assert render(report, fmt)
+        ended = True
     finally:
         faulthandler.cancel_dump_traceback_later()
-    seconds = time.monotonic() - start
-    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    if LOG:
-        with open(LOG, "a") as out:
-            out.write(f"{seconds:.2f} s {peak} KB {name} {len(data)} B\n")
+        seconds = time.monotonic() - start
+        if pending is not None:
+            if not ended or seconds >= KEEP_SECONDS:
+                pending.rename(pending.with_name(f"{'failed' if not ended else 'slow'}-{seconds:.0f}s-{digest}-{name}"))
+            else:
+                pending.unlink(missing_ok=True)
+        peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        if LOG:
+            with open(LOG, "a") as out:
+                out.write(f"{seconds:.2f} s {peak} KB {name} {len(data)} B {digest} {time.strftime('%H:%M:%S')}"
+                          f"{'' if ended else ' FAILED'}\n")
     assert seconds < SECONDS, f"{name}: {seconds:.0f} s"
     assert peak < PEAK_KB, f"{name}: peak RSS {peak} KB"
+
+
+def _keep(name: str, data: bytes) -> Path | None:
+    if not KEEP:
+        return None
+    path = Path(KEEP) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -38,6 +39,30 @@ BAD_TIMES = (
 
 def test_timestamps_that_cannot_be_represented_end_as_unknown_times(tmp_path):
     (tmp_path / "dmesg-node1.txt").write_bytes(BAD_TIMES)
+    report = analyze_planted(tmp_path)
+    for fmt in ("text", "json", "md", "html"):
+        assert render(report, fmt)
+
+
+def _first_line(path: str, shape: str) -> str:
+    return next(ln for ln in (ROOT / path).read_text().splitlines() if re.search(shape, ln))
+
+
+@pytest.mark.parametrize("number", ["199999999999999999999", "9" * 5000])  # over Int64; over int()'s 4,300 digits
+def test_counters_no_table_can_hold_are_unknown_not_a_crash(tmp_path, number):
+    """Summarised lines (training steps, NCCL opCounts, channels) whose numbers fit no column: found by the
+    whole-input fuzz (a spliced "step 9999…" line crashed the summary table). Real lines, numbers replaced."""
+    step = _first_line("fixtures/public/cgroup_oom_rank2_container_limit/node-a/console.log", r"\]:step 1/10 loss")
+    coll = _first_line("fixtures/public/ray_train_128rank_coll_opcount_allreduce_timeout/ray_workers.log",
+                       r"opCount [0-9a-f]+ sendbuff")
+    chan = _first_line("fixtures/public/ray_train_p5_efa_ofi_init_failed_socket_fallback/ray_train_channels.log",
+                       r"\] via NET")
+    lines = [step.replace("step 1/10", f"step {number}/10"),
+             re.sub(r"opCount [0-9a-f]+ (.*) count \d+ (.*)\[nranks=\d+\]",
+                    rf"opCount {number} \1 count {number} \2[nranks={number}]", coll),
+             chan.replace(" : 0[0] -> 8[0]", f" : {number}[0] -> 8[0]"),
+             re.sub(r":944:3818 ", f":{number}:3818 ", chan)]
+    (tmp_path / "node1.log").write_text("\n".join(lines * 3) + "\n")
     report = analyze_planted(tmp_path)
     for fmt in ("text", "json", "md", "html"):
         assert render(report, fmt)
