@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 
 from nccllens.extract import db_cache
-from nccllens.extract.superset import superset
+from nccllens.extract.superset import scan_parts, superset
 from nccllens.parse.dense import FAMILIES, KEY_REGEX
 from nccllens.parse.dense_rows import branches, watching
 
@@ -57,21 +57,24 @@ def spec(patterns: list[str]) -> Spec | None:
     a branch has no safe rewrite."""
     if not wanted():
         return None
-    expressions, bits = [], []
+    found: dict[str, int] = {}  # expression → bits (a part two branches share is looked for once)
     for pattern in patterns:
         for branch in branches(pattern):
-            rewritten = superset(branch)
-            if rewritten is None:
-                return None
-            expressions.append(rewritten)
-            bits.append(ANY | sum(1 << FAMILIES.index(f) for f in watching(branch)))
+            # the bits are the branch's: a part that alone matches a dense line the branch cannot never sends it
+            bit = ANY | sum(1 << FAMILIES.index(f) for f in watching(branch))
+            for part in scan_parts(branch):
+                rewritten = superset(part)
+                if rewritten is None:
+                    return None
+                found[rewritten] = found.get(rewritten, 0) | bit
+    expressions, bits = list(found), list(found.values())
     digest = hashlib.sha256("\0".join([KEY_REGEX, *expressions]).encode()).hexdigest()[:24]
-    found = Spec(tuple(expressions), tuple(bits), digest)
+    made = Spec(tuple(expressions), tuple(bits), digest)
     try:
-        database(found)
+        database(made)
     except Exception:  # noqa: BLE001 - a pattern Hyperscan refuses (too large, unsupported): the plain path reads it
         return None
-    return found
+    return made
 
 
 _DATABASES: dict[str, object] = {}  # per digest (hashing a Spec would hash all its expressions at every scan)

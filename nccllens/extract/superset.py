@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from nccllens import lazy_regex
+from nccllens.prefilter import FLAGS, closes_at_end, selective, structure, top_branches
 
 NON_ASCII = r"\x{80}-\x{10FFFF}"
 _OUTSIDE = {
@@ -169,3 +170,34 @@ def superset(pattern: str) -> str | None:
         return rewrite(pattern)
     except (Unsafe, IndexError):
         return None
+
+
+def _last_group(branch: str) -> int | None:
+    """Where the non-capturing group that ends ``branch`` opens (None: it ends otherwise)."""
+    opened = [i for i, ch, depth in structure(branch) if ch == "(" and depth == 1]
+    if not opened or not branch.startswith("(?:", opened[-1]) or not closes_at_end(branch[opened[-1]:]):
+        return None
+    return opened[-1]
+
+
+def scan_parts(branch: str) -> list[str]:
+    """The expressions the scan looks for in place of ``branch`` (Python syntax, before ``superset``).
+
+    A branch that ends in an alternation after a prefix without a selective literal (``NCCL INFO ``
+    before twenty NCCL message bodies; an NCCL line head ``host:pid:tid [dev] ``) makes Hyperscan run
+    its automaton from every line that holds the prefix: on a log of NCCL lines, every line. Each
+    alternative that holds a selective literal of its own is looked for alone, without the prefix
+    (wherever prefix and alternative match, the alternative matches: a superset, as everything here);
+    the others stay behind the prefix. Alternatives are split the same way in turn."""
+    if FLAGS.match(branch):
+        return [branch]
+    start = _last_group(branch)
+    if start is None or selective(branch[:start]):
+        return [branch]
+    alone, behind = [], []
+    for alt in top_branches(branch[start + 3:-1]):
+        for part in scan_parts(alt):
+            (alone if selective(part) else behind).append(part)
+    if not alone:
+        return [branch]
+    return alone + ([f"{branch[:start]}(?:{'|'.join(behind)})"] if behind else [])

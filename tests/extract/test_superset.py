@@ -68,3 +68,46 @@ def _database(expression: str):
                    flags=[hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY])
         _DBS[expression] = db
     return _DBS[expression]
+
+
+def _fixture_lines(limit: int = 4000) -> list[str]:
+    """Real lines of the fixture logs (the holdout left out), NCCL's first."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    lines: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if "holdout" in path.parts or not path.is_file() or path.suffix not in (".log", ".txt", ""):
+            continue
+        try:
+            lines += path.read_text(errors="replace").splitlines()[:400]
+        except OSError:
+            continue
+    lines.sort(key=lambda s: "NCCL" not in s)
+    return lines[:limit]
+
+
+def test_the_scan_parts_of_a_branch_find_every_line_it_matches():
+    from nccllens.extract.superset import scan_parts
+
+    lines = _fixture_lines() + REAL
+    for branch in _BRANCHES:
+        parts = scan_parts(branch)
+        if parts == [branch]:
+            continue
+        compiled = [re.compile(p) for p in parts]
+        for line in lines:
+            if re.search(branch, line):
+                assert any(c.search(line) for c in compiled), (branch, line)
+
+
+def test_an_unselective_prefix_is_dropped_and_a_selective_one_kept():
+    from nccllens.extract.superset import scan_parts
+
+    nccl = next(b for b in _BRANCHES if b.startswith("NCCL (?:INFO|TRACE) "))
+    split = scan_parts(nccl)
+    assert len(split) > 10 and not any(p.startswith("NCCL (?:INFO") for p in split)
+    assert "Connected (?:all rings|all trees|NVLS tree|CollNet\\w*|all \\w+)" in split
+    # a prefix that holds a selective literal stays: it is what the scan keys on
+    assert scan_parts("Watchdog caught collective operation timeout: (?:WorkNCCL|Work)") == [
+        "Watchdog caught collective operation timeout: (?:WorkNCCL|Work)"]
