@@ -21,7 +21,7 @@ loses its whole file's events for that family.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -62,12 +62,19 @@ class FileContext:
     attempt: int | None = None
     year: int | None = None  # for timestamps printed without a year
     cut_for_matching: int = 0  # survivors longer than parse.guard.MATCH_MAX (matched on their start)
-    _following: Callable[[Line, int], list[Line]] | None = field(default=None, repr=False)
+    _following: Callable[[Line, int], Iterable[Line]] | None = field(default=None, repr=False)
 
     def following(self, line: Line, n: int) -> list[Line]:
         if self._following is None or n <= 0:
             return []
-        return self._following(line, n)
+        return list(self._following(line, n))
+
+    def lines_after(self, line: Line, n: int) -> Iterator[Line]:
+        """``following`` one line at a time, read as they are asked for: for a reader that stops at the
+        first line that is not part of its record."""
+        if self._following is None or n <= 0:
+            return iter(())
+        return iter(self._following(line, n))
 
 
 def event_for(line: Line, kind: str, **fields) -> dict:

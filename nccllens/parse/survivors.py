@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 
 import polars as pl
 
@@ -63,7 +64,7 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
 
 
 def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
-    """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
+    """``ctx.following`` (as a generator: ``ctx.lines_after``) for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
     windows are read in slices, each row's prefixes stripped once. ``df`` may hold only some pieces of
     the file (``candidate_lines``): a window stops where line numbers jump."""
     seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
@@ -97,21 +98,25 @@ def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end:
                 return
             start = (k + 1) * CHUNK
 
-    def following(line: Line, n: int) -> list[Line]:
-        out: list[Line] = []
+    def following(line: Line, n: int) -> Iterator[Line]:
+        # lazily: a reader that stops at the first line not part of its record (a table, a dump) makes no
+        # more Lines than it reads (each costs a prefix strip; a record's window may be ~100 rows of others)
+        count = 0
         start, step = line.row + 1, min(n, 32) + min(n, 8)  # a few more: other streams' lines are skipped
         prev = line.line + shift
-        while len(out) < n and start < end and start <= line.row + n * 4 + 16:
+        while count < n and start < end and start <= line.row + n * 4 + 16:
             for line_no, cands in rows_from(start, step):
                 if line_no > prev + 1:  # the next lines were not read (a piece without any key)
-                    return out[:n]
+                    return
                 prev = line_no
-                out.extend(c for c in cands if c.stream == line.stream)
-                if len(out) >= n:
-                    break
+                for c in cands:
+                    if c.stream == line.stream:
+                        yield c
+                        count += 1
+                        if count >= n:
+                            return
             start += step
             step *= 2
-        return out[:n]
 
     return following
 
