@@ -13,6 +13,12 @@ literal prefilter's extra candidates always were).
 - so that one line's match does not run into the next, ``\\s``, ``\\W``, ``\\D`` and negated classes
   never match a newline (a line holds none, so Python could not have matched one there).
 
+On text that is all ASCII a Unicode ``\\w``, ``\\d`` or ``\\s`` can only match ASCII characters, so pieces of
+pure ASCII (nearly all log bytes) are scanned with a second rewrite that keeps Hyperscan's ASCII classes
+(``superset(pattern, ascii=True)``): classes without the whole non-ASCII range let Hyperscan key on
+literals again (the glog header ``[EF]\\d{4} \\d\\d:…``, which has no literal, ran an automaton over
+every byte).
+
 A branch this cannot rewrite safely (back-references, ``(?x)``, ``\\A``/``\\Z``, a negated class of
 ``\\W``/``\\S``/``\\D``) gives None: the engine then is not used for that set of patterns.
 """
@@ -41,6 +47,9 @@ _IN_CLASS = {  # the same sets as class items (never a newline)
     "D": r"\x00-\x09\x0b-\x2f\x3a-\x{10FFFF}",
     "S": r"\x00-\x08\x0e-\x1b\x21-\x{10FFFF}",
 }
+# the same sets for text that is all ASCII: Python's Unicode classes there are these ASCII ones
+_OUTSIDE_ASCII = {**_OUTSIDE, "w": r"\w", "d": r"\d", "s": r"[\t\x0b\x0c\r \x1c-\x1f]"}
+_IN_CLASS_ASCII = {**_IN_CLASS, "w": r"\w", "d": r"\d", "s": r"\t\x0b\x0c\r \x1c-\x1f"}
 _UNSAFE = set("AZzG") | set("123456789")  # buffer anchors, back-references
 _LOOK = ("(?=", "(?!", "(?<=", "(?<!")
 _FLAGS = lazy_regex.compile(r"\(\?([a-zA-Z]+)(\)|:)")
@@ -50,7 +59,7 @@ class Unsafe(ValueError):
     pass
 
 
-def _class(pattern: str, i: int) -> tuple[str, int]:
+def _class(pattern: str, i: int, ascii: bool = False) -> tuple[str, int]:
     """The class starting at ``pattern[i] == '['`` rewritten, and the index after it."""
     j = i + 1
     negated = pattern[j:j + 1] == "^"
@@ -67,7 +76,7 @@ def _class(pattern: str, i: int) -> tuple[str, int]:
             if esc in _IN_CLASS:
                 if negated and esc in "WSD":
                     raise Unsafe("negated class of a negated set")
-                items.append(pattern[j:j + 2] if negated else _IN_CLASS[esc])
+                items.append(pattern[j:j + 2] if negated else (_IN_CLASS_ASCII if ascii else _IN_CLASS)[esc])
             elif esc == "b":
                 items.append(r"\x08")
             else:
@@ -102,8 +111,10 @@ def _group_end(pattern: str, i: int) -> int:
     raise Unsafe("unbalanced group")
 
 
-def rewrite(pattern: str) -> str:
-    """``pattern`` (Python syntax, one branch or a whole pattern) for Hyperscan; raises ``Unsafe``."""
+def rewrite(pattern: str, ascii: bool = False) -> str:
+    """``pattern`` (Python syntax, one branch or a whole pattern) for Hyperscan; raises ``Unsafe``. With
+    ``ascii``, for text that is all ASCII."""
+    outside = _OUTSIDE_ASCII if ascii else _OUTSIDE
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -114,14 +125,14 @@ def rewrite(pattern: str) -> str:
                 raise Unsafe(f"\\{esc}")
             if esc in ("b", "B"):
                 pass
-            elif esc in _OUTSIDE:
-                out.append(_OUTSIDE[esc])
+            elif esc in outside:
+                out.append(outside[esc])
             else:
                 out.append(pattern[i:i + 2])
             i += 2
             continue
         if ch == "[":
-            text, i = _class(pattern, i)
+            text, i = _class(pattern, i, ascii)
             out.append(text)
             continue
         if ch == "(":
@@ -162,12 +173,12 @@ def _caseless_non_ascii(pattern: str) -> bool:
         re.search(r"\(\?[a-z]*i", pattern))
 
 
-def superset(pattern: str) -> str | None:
+def superset(pattern: str, ascii: bool = False) -> str | None:
     """``rewrite`` or None."""
     if _caseless_non_ascii(pattern):
         return None
     try:
-        return rewrite(pattern)
+        return rewrite(pattern, ascii)
     except (Unsafe, IndexError):
         return None
 

@@ -111,3 +111,28 @@ def test_an_unselective_prefix_is_dropped_and_a_selective_one_kept():
     # a prefix that holds a selective literal stays: it is what the scan keys on
     assert scan_parts("Watchdog caught collective operation timeout: (?:WorkNCCL|Work)") == [
         "Watchdog caught collective operation timeout: (?:WorkNCCL|Work)"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([r for r in REAL if r.isascii()])
+                | st.text(alphabet="a \t\x1c:=/()[]-_.0123456789xyzNCLEF", max_size=50), min_size=1, max_size=6))
+def test_on_ascii_text_the_ascii_rewrite_matches_what_python_matches(parts):
+    line = "".join(parts)
+    for branch in _BRANCHES:
+        if re.search(branch, line):
+            assert _found(_database(superset(branch, ascii=True)), line.encode()), (branch, line)
+
+
+def test_the_ascii_rewrite_finds_every_ascii_fixture_line_python_matches():
+    lines = [ln for ln in _fixture_lines() if ln.isascii()]
+    for branch in _BRANCHES:
+        compiled = re.compile(branch)
+        hits = [ln for ln in lines if compiled.search(ln)]
+        if hits:
+            db = _database(superset(branch, ascii=True))
+            assert all(_found(db, ln.encode()) for ln in hits), branch
+
+
+def test_the_ascii_rewrite_keeps_hyperscans_ascii_classes():
+    assert superset(r"[EF]\d{4} \w+\s", ascii=True) == r"[EF]\d{4} \w+[\t\x0b\x0c\r \x1c-\x1f]"
+    assert "\\x{80}" in superset(r"[EF]\d{4}")
