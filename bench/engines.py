@@ -1,6 +1,6 @@
 """Engine against plain path against ``rg -c -f``, in the same sequence, on the small corpora.
 
-    python bench/engines.py [--repeat N] [--before PATH]
+    python bench/engines.py [--repeat N] [--before PATH [--before-path engine]]
 
 For each corpus of ``run.SMALL`` (built when absent): ``nccllens analyze`` with the compiled engine,
 with ``NCCLLENS_ENGINE=fallback``, optionally the tree at ``--before`` (a checkout, run with this
@@ -47,12 +47,14 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="another checkout of nccllens to time beside this one")
     ap.add_argument("--only", nargs="*", help="corpus names of run.SMALL")
     ap.add_argument("--tree", type=Path, default=HERE.parent, help="the checkout timed as engine and fallback")
+    ap.add_argument("--before-path", choices=("fallback", "engine"), default="fallback",
+                    help="how the --before tree runs: the plain path (a tree older than the engine) or its default")
     args = ap.parse_args()
     run._byte_compile()
     patterns = run._patterns_file()
     variants = {"engine": ({}, args.tree), "fallback": ({"NCCLLENS_ENGINE": "fallback"}, args.tree)}
     if args.before:
-        variants["before"] = ({"NCCLLENS_ENGINE": "fallback"}, args.before)
+        variants["before"] = ({"NCCLLENS_ENGINE": "fallback"} if args.before_path == "fallback" else {}, args.before)
     print("| corpus | variant | wall s | CPU s | peak RSS MiB | rg wall s | rg CPU s | rg/nccllens wall | "
           "rg/nccllens CPU | correct |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")

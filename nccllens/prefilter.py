@@ -53,12 +53,16 @@ COMMON = frozenset({"NCCL ", "NCCL INFO", "NCCL INFO ", " NCCL ", "NCCL", "Chann
                     "Using ", "rank ", "comm "})
 
 
-def _best(cands: list[frozenset[str]]) -> frozenset[str] | None:
-    cands = [c for c in cands if c and min(len(s) for s in c) >= MIN_LITERAL and not (c & COMMON)]
+def _common(literal: str) -> bool:
+    return literal in COMMON
+
+
+def _best(cands: list[frozenset[str]], common=_common) -> frozenset[str] | None:
+    cands = [c for c in cands if c and min(len(s) for s in c) >= MIN_LITERAL and not any(common(s) for s in c)]
     return max(cands, key=_score) if cands else None
 
 
-def _required(items) -> frozenset[str] | None:
+def _required(items, common=_common) -> frozenset[str] | None:
     """Strings one of which every match of this parsed sequence contains (None: no such set)."""
     cands: list[frozenset[str]] = []
     run: list[str] = []
@@ -76,22 +80,22 @@ def _required(items) -> frozenset[str] | None:
         if op is sre_c.SUBPATTERN:
             if av[1] & re.IGNORECASE:  # (?i:...) inside: its literals cannot be matched case-sensitively
                 continue
-            sub = _required(av[-1])
+            sub = _required(av[-1], common)
             if sub:
                 cands.append(sub)
         elif op is sre_c.BRANCH:
-            parts = [_required(branch) for branch in av[1]]
+            parts = [_required(branch, common) for branch in av[1]]
             if all(parts):
                 cands.append(frozenset().union(*parts))
         elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and av[0] >= 1:
-            sub = _required(av[2])
+            sub = _required(av[2], common)
             if sub:
                 cands.append(sub)
     flush()
-    return _best(cands)
+    return _best(cands, common)
 
 
-def _structure(pattern: str):
+def structure(pattern: str):
     """(index, char, depth) for every character outside escapes and character classes; ``depth`` is
     the group nesting at that character (a ``(`` already counted, a ``)`` already closed)."""
     depth, i, in_class = 0, 0, False
@@ -116,7 +120,7 @@ def _structure(pattern: str):
 def top_branches(pattern: str) -> list[str]:
     """Split a pattern at its top-level ``|`` (outside groups and classes)."""
     parts, start = [], 0
-    for i, ch, depth in _structure(pattern):
+    for i, ch, depth in structure(pattern):
         if ch == "|" and depth == 0:
             parts.append(pattern[start:i])
             start = i + 1
@@ -126,7 +130,7 @@ def top_branches(pattern: str) -> list[str]:
 
 def closes_at_end(pattern: str) -> bool:
     """Does the group opened by ``pattern[0]`` close at its last character?"""
-    return next((i == len(pattern) - 1 for i, ch, depth in _structure(pattern) if ch == ")" and depth == 0),
+    return next((i == len(pattern) - 1 for i, ch, depth in structure(pattern) if ch == ")" and depth == 0),
                 False)
 
 
@@ -160,6 +164,18 @@ def _literals_of(pattern: str) -> tuple[frozenset[str] | None, bool]:
     if found and nocase:
         found = frozenset(s.lower() for s in found)
     return found, nocase
+
+
+def selective(pattern: str) -> bool:
+    """Does every match of ``pattern`` hold a literal (case-sensitive) that is not, spaces aside, a token of
+    (nearly) every line of some log format (``COMMON``)? A scanner keyed on it skips most lines of any log."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return False
+    if parsed.state.flags & re.IGNORECASE:
+        return False
+    return _required(list(parsed), lambda s: s.strip() in COMMON) is not None
 
 
 def plan(patterns: list[str], group) -> Plan:

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 
 from nccllens.extract import db_cache
-from nccllens.extract.superset import superset
+from nccllens.extract.superset import scan_parts, superset
 from nccllens.parse.dense import FAMILIES, KEY_REGEX
 from nccllens.parse.dense_rows import branches, watching
 
@@ -34,6 +34,7 @@ class Spec:
     expressions: tuple[str, ...]  # rewritten branches (``superset``), Hyperscan syntax
     bits: tuple[int, ...]  # per expression: ANY, and the bit of each dense family it watches
     digest: str
+    ascii: tuple[str, ...] = ()  # the same branches rewritten for text that is all ASCII (``superset``)
 
 
 def wanted() -> bool:
@@ -57,53 +58,60 @@ def spec(patterns: list[str]) -> Spec | None:
     a branch has no safe rewrite."""
     if not wanted():
         return None
-    expressions, bits = [], []
+    found: dict[tuple[str, str], int] = {}  # expressions → bits (a part two branches share is looked for once)
     for pattern in patterns:
         for branch in branches(pattern):
-            rewritten = superset(branch)
-            if rewritten is None:
-                return None
-            expressions.append(rewritten)
-            bits.append(ANY | sum(1 << FAMILIES.index(f) for f in watching(branch)))
-    digest = hashlib.sha256("\0".join([KEY_REGEX, *expressions]).encode()).hexdigest()[:24]
-    found = Spec(tuple(expressions), tuple(bits), digest)
+            # the bits are the branch's: a part that alone matches a dense line the branch cannot never sends it
+            bit = ANY | sum(1 << FAMILIES.index(f) for f in watching(branch))
+            for part in scan_parts(branch):
+                rewritten, narrow = superset(part), superset(part, ascii=True)
+                if rewritten is None or narrow is None:
+                    return None
+                found[rewritten, narrow] = found.get((rewritten, narrow), 0) | bit
+    expressions, narrows, bits = [e for e, _ in found], [n for _, n in found], list(found.values())
+    digest = hashlib.sha256("\0".join([KEY_REGEX, *expressions, "", *narrows]).encode()).hexdigest()[:24]
+    made = Spec(tuple(expressions), tuple(bits), digest, tuple(narrows))
     try:
-        database(found)
+        database(made)
+        database(made, ascii=True)
     except Exception:  # noqa: BLE001 - a pattern Hyperscan refuses (too large, unsupported): the plain path reads it
         return None
-    return found
+    return made
 
 
 _DATABASES: dict[str, object] = {}  # per digest (hashing a Spec would hash all its expressions at every scan)
 
 
-def database(s: Spec):
-    """The compiled database of ``s`` (kept in the cache folder between runs, see ``db_cache``)."""
-    db = _DATABASES.get(s.digest)
+def database(s: Spec, ascii: bool = False):
+    """The compiled database of ``s`` (kept in the cache folder between runs, see ``db_cache``); with
+    ``ascii``, the one for text that is all ASCII (``s.ascii``; a Spec without them has one database)."""
+    expressions = s.ascii if ascii and s.ascii else s.expressions
+    name = s.digest + ("-ascii" if expressions is not s.expressions else "")
+    db = _DATABASES.get(name)
     if db is None:
-        db = _DATABASES[s.digest] = _load_or_compile(s)
+        db = _DATABASES[name] = _load_or_compile(name, expressions)
     return db
 
 
-def _load_or_compile(s: Spec):
+def _load_or_compile(name: str, expressions: tuple[str, ...]):
     import hyperscan as hs
 
-    found = db_cache.load(s.digest)
+    found = db_cache.load(name)
     if found is not None:
         return found
     flags = hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
     db = hs.Database(mode=hs.HS_MODE_BLOCK)
-    db.compile(expressions=[e.encode() for e in (*s.expressions, KEY_REGEX)],
-               ids=[*range(len(s.expressions)), len(s.expressions)],
-               flags=[flags] * len(s.expressions) + [hs.HS_FLAG_MULTILINE | hs.HS_FLAG_SINGLEMATCH])
-    db_cache.save(s.digest, db)
+    db.compile(expressions=[e.encode() for e in (*expressions, KEY_REGEX)],
+               ids=[*range(len(expressions)), len(expressions)],
+               flags=[flags] * len(expressions) + [hs.HS_FLAG_MULTILINE | hs.HS_FLAG_SINGLEMATCH])
+    db_cache.save(name, db)
     return db
 
 
 def scan(s: Spec, data: bytes) -> tuple[list[tuple[int, int]], bool]:
     """(end offset, bits) of every branch match in ``data`` (valid UTF-8, whole lines), and whether it
-    holds a dense family's line."""
-    db = database(s)
+    holds a dense family's line. Text that is all ASCII is scanned with the ASCII database."""
+    db = database(s, data.isascii())
     dense_id, bits = len(s.expressions), s.bits
     found: list[tuple[int, int]] = []
     dense = [False]

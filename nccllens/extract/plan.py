@@ -42,7 +42,7 @@ def _as_json(p: Plan) -> dict:
     return {"literals": list(p.literals), "literals_nocase": list(p.literals_nocase), "unfiltered": list(p.unfiltered),
             "keys": list(p.keys), "dense": p.dense, "watch": [list(w) for w in p.watch],
             "engine": None if spec is None else {"expressions": list(spec.expressions), "bits": list(spec.bits),
-                                                 "digest": spec.digest}}
+                                                 "digest": spec.digest, "ascii": list(spec.ascii)}}
 
 
 def _strings(values) -> tuple[str, ...]:
@@ -57,8 +57,8 @@ def _from_json(data: dict) -> Plan:
         bits = spec["bits"]
         if not isinstance(bits, list) or not all(type(b) is int for b in bits) or not isinstance(spec["digest"], str):
             raise ValueError("bad plan entry")
-        spec = engine.Spec(_strings(spec["expressions"]), tuple(bits), spec["digest"])
-        if len(spec.bits) != len(spec.expressions):
+        spec = engine.Spec(_strings(spec["expressions"]), tuple(bits), spec["digest"], _strings(spec["ascii"]))
+        if len(spec.bits) != len(spec.expressions) or len(spec.ascii) != len(spec.expressions):
             raise ValueError("bad plan entry")
     watch = tuple((fam, pattern) for fam, pattern in data["watch"])
     if not all(isinstance(fam, str) and isinstance(pattern, str) for fam, pattern in watch):

@@ -13,6 +13,12 @@ literal prefilter's extra candidates always were).
 - so that one line's match does not run into the next, ``\\s``, ``\\W``, ``\\D`` and negated classes
   never match a newline (a line holds none, so Python could not have matched one there).
 
+On text that is all ASCII a Unicode ``\\w``, ``\\d`` or ``\\s`` can only match ASCII characters, so pieces of
+pure ASCII (nearly all log bytes) are scanned with a second rewrite that keeps Hyperscan's ASCII classes
+(``superset(pattern, ascii=True)``): classes without the whole non-ASCII range let Hyperscan key on
+literals again (the glog header ``[EF]\\d{4} \\d\\d:…``, which has no literal, ran an automaton over
+every byte).
+
 A branch this cannot rewrite safely (back-references, ``(?x)``, ``\\A``/``\\Z``, a negated class of
 ``\\W``/``\\S``/``\\D``) gives None: the engine then is not used for that set of patterns.
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 import re
 
 from nccllens import lazy_regex
+from nccllens.prefilter import FLAGS, closes_at_end, selective, structure, top_branches
 
 NON_ASCII = r"\x{80}-\x{10FFFF}"
 _OUTSIDE = {
@@ -40,6 +47,9 @@ _IN_CLASS = {  # the same sets as class items (never a newline)
     "D": r"\x00-\x09\x0b-\x2f\x3a-\x{10FFFF}",
     "S": r"\x00-\x08\x0e-\x1b\x21-\x{10FFFF}",
 }
+# the same sets for text that is all ASCII: Python's Unicode classes there are these ASCII ones
+_OUTSIDE_ASCII = {**_OUTSIDE, "w": r"\w", "d": r"\d", "s": r"[\t\x0b\x0c\r \x1c-\x1f]"}
+_IN_CLASS_ASCII = {**_IN_CLASS, "w": r"\w", "d": r"\d", "s": r"\t\x0b\x0c\r \x1c-\x1f"}
 _UNSAFE = set("AZzG") | set("123456789")  # buffer anchors, back-references
 _LOOK = ("(?=", "(?!", "(?<=", "(?<!")
 _FLAGS = lazy_regex.compile(r"\(\?([a-zA-Z]+)(\)|:)")
@@ -49,7 +59,7 @@ class Unsafe(ValueError):
     pass
 
 
-def _class(pattern: str, i: int) -> tuple[str, int]:
+def _class(pattern: str, i: int, ascii: bool = False) -> tuple[str, int]:
     """The class starting at ``pattern[i] == '['`` rewritten, and the index after it."""
     j = i + 1
     negated = pattern[j:j + 1] == "^"
@@ -66,7 +76,7 @@ def _class(pattern: str, i: int) -> tuple[str, int]:
             if esc in _IN_CLASS:
                 if negated and esc in "WSD":
                     raise Unsafe("negated class of a negated set")
-                items.append(pattern[j:j + 2] if negated else _IN_CLASS[esc])
+                items.append(pattern[j:j + 2] if negated else (_IN_CLASS_ASCII if ascii else _IN_CLASS)[esc])
             elif esc == "b":
                 items.append(r"\x08")
             else:
@@ -101,8 +111,10 @@ def _group_end(pattern: str, i: int) -> int:
     raise Unsafe("unbalanced group")
 
 
-def rewrite(pattern: str) -> str:
-    """``pattern`` (Python syntax, one branch or a whole pattern) for Hyperscan; raises ``Unsafe``."""
+def rewrite(pattern: str, ascii: bool = False) -> str:
+    """``pattern`` (Python syntax, one branch or a whole pattern) for Hyperscan; raises ``Unsafe``. With
+    ``ascii``, for text that is all ASCII."""
+    outside = _OUTSIDE_ASCII if ascii else _OUTSIDE
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -113,14 +125,14 @@ def rewrite(pattern: str) -> str:
                 raise Unsafe(f"\\{esc}")
             if esc in ("b", "B"):
                 pass
-            elif esc in _OUTSIDE:
-                out.append(_OUTSIDE[esc])
+            elif esc in outside:
+                out.append(outside[esc])
             else:
                 out.append(pattern[i:i + 2])
             i += 2
             continue
         if ch == "[":
-            text, i = _class(pattern, i)
+            text, i = _class(pattern, i, ascii)
             out.append(text)
             continue
         if ch == "(":
@@ -161,11 +173,42 @@ def _caseless_non_ascii(pattern: str) -> bool:
         re.search(r"\(\?[a-z]*i", pattern))
 
 
-def superset(pattern: str) -> str | None:
+def superset(pattern: str, ascii: bool = False) -> str | None:
     """``rewrite`` or None."""
     if _caseless_non_ascii(pattern):
         return None
     try:
-        return rewrite(pattern)
+        return rewrite(pattern, ascii)
     except (Unsafe, IndexError):
         return None
+
+
+def _last_group(branch: str) -> int | None:
+    """Where the non-capturing group that ends ``branch`` opens (None: it ends otherwise)."""
+    opened = [i for i, ch, depth in structure(branch) if ch == "(" and depth == 1]
+    if not opened or not branch.startswith("(?:", opened[-1]) or not closes_at_end(branch[opened[-1]:]):
+        return None
+    return opened[-1]
+
+
+def scan_parts(branch: str) -> list[str]:
+    """The expressions the scan looks for in place of ``branch`` (Python syntax, before ``superset``).
+
+    A branch that ends in an alternation after a prefix without a selective literal (``NCCL INFO ``
+    before twenty NCCL message bodies; an NCCL line head ``host:pid:tid [dev] ``) makes Hyperscan run
+    its automaton from every line that holds the prefix: on a log of NCCL lines, every line. Each
+    alternative that holds a selective literal of its own is looked for alone, without the prefix
+    (wherever prefix and alternative match, the alternative matches: a superset, as everything here);
+    the others stay behind the prefix. Alternatives are split the same way in turn."""
+    if FLAGS.match(branch):
+        return [branch]
+    start = _last_group(branch)
+    if start is None or selective(branch[:start]):
+        return [branch]
+    alone, behind = [], []
+    for alt in top_branches(branch[start + 3:-1]):
+        for part in scan_parts(alt):
+            (alone if selective(part) else behind).append(part)
+    if not alone:
+        return [branch]
+    return alone + ([f"{branch[:start]}(?:{'|'.join(behind)})"] if behind else [])

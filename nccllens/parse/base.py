@@ -21,7 +21,7 @@ loses its whole file's events for that family.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -66,9 +66,17 @@ class FileContext:
     _following: Callable[[Line, int], Sequence[Line]] | None = field(default=None, repr=False)
 
     def following(self, line: Line, n: int) -> Sequence[Line]:
+        """The (up to ``n``) lines of the same stream after ``line``, read only as far as they are looked at."""
         if self._following is None or n <= 0:
             return []
         return self._following(line, n)
+
+    def lines_after(self, line: Line, n: int) -> Iterator[Line]:
+        """``following`` one line at a time, read as they are asked for: for a reader that stops at the
+        first line that is not part of its record."""
+        if self._following is None or n <= 0:
+            return iter(())
+        return iter(self._following(line, n))
 
 
 def event_for(line: Line, kind: str, **fields) -> dict:

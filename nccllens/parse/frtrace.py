@@ -79,7 +79,7 @@ def _fr_block(line: Line, m: re.Match, ctx: FileContext) -> dict:
     frames: list[str] = []
     last = line.line
     in_frames = False
-    for nxt in ctx.following(line, _FOLLOW):
+    for nxt in ctx.lines_after(line, _FOLLOW):
         text = nxt.message
         if _HEAD.search(text) or _RAS_OP.search(text):
             break
@@ -130,7 +130,7 @@ def _ras_block(line: Line, m: re.Match, ctx: FileContext) -> dict:
     counts: list[tuple[int, int]] = []
     listed: dict[int, str] = {}
     last = line.line
-    for nxt in ctx.following(line, _FOLLOW):
+    for nxt in ctx.lines_after(line, _FOLLOW):
         c = _RAS_COUNT.match(nxt.message)
         r = _RAS_RANK.match(nxt.message)
         if c:

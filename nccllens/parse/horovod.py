@@ -48,7 +48,7 @@ def _listed_ranks(line: Line, ctx: FileContext) -> tuple[list[str], str | None]:
     """The ranks of the ``<rank>: [<tensors>]`` lines after a ``Missing ranks:`` line (≥ 0.20)."""
     nums: list[str] = []
     key = None
-    for nxt in ctx.following(line, 16):
+    for nxt in ctx.lines_after(line, 16):
         m = _RANK_LINE.match(_TAG.sub("", nxt.raw))
         if not m:
             break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 
 import polars as pl
 
@@ -64,7 +65,7 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
 
 
 def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
-    """``ctx.following`` for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
+    """``ctx.following`` (as a generator: ``ctx.lines_after``) for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
     windows are read in slices, each row's prefixes stripped once. ``df`` may hold only some pieces of
     the file (``candidate_lines``): a window stops where line numbers jump."""
     seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
@@ -98,7 +99,9 @@ def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end:
                 return
             start = (k + 1) * CHUNK
 
-    def lines_after(line: Line, n: int):
+    def lines_after(line: Line, n: int) -> Iterator[Line]:
+        # lazily: a reader that stops at the first line not part of its record (a table, a dump) makes no
+        # more Lines than it reads (each costs a prefix strip; a record's window may be ~100 rows of others)
         count = 0
         start, step = line.row + 1, min(n, 32) + min(n, 8)  # a few more: other streams' lines are skipped
         prev = line.line + shift

@@ -48,7 +48,7 @@ def _at(line: Line) -> dict:
 
 def config_events(line: Line, ctx: FileContext) -> list[dict]:
     events = []
-    for row in ctx.following(line, MAX_CONFIG_LINES):
+    for row in ctx.lines_after(line, MAX_CONFIG_LINES):
         m = _CONFIG_ROW.match(_body(row, ctx.year))
         if not m:
             break
@@ -59,7 +59,7 @@ def config_events(line: Line, ctx: FileContext) -> list[dict]:
 
 def result_event(line: Line, m: re.Match, ctx: FileContext) -> dict:
     fields: dict[str, str] = {}
-    for row in ctx.following(line, MAX_RESULT_LINES):
+    for row in ctx.lines_after(line, MAX_RESULT_LINES):
         row_match = _RESULT_ROW.match(_body(row, ctx.year))
         if not row_match:
             break
@@ -152,7 +152,7 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
                 event["_last_line"] = last.line  # the entry's field lines belong to this event
             events.append(event)
 
-    for row in ctx.following(line, MAX_TABLE_LINES):
+    for row in ctx.lines_after(line, MAX_TABLE_LINES):
         body = _body(row, ctx.year).rstrip()
         if _BORDER.match(body) or SECTION.match(body) or "<NO_OTHER_FAILURES>" in body:
             break

@@ -68,3 +68,71 @@ def _database(expression: str):
                    flags=[hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY])
         _DBS[expression] = db
     return _DBS[expression]
+
+
+def _fixture_lines(limit: int = 4000) -> list[str]:
+    """Real lines of the fixture logs (the holdout left out), NCCL's first."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    lines: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if "holdout" in path.parts or not path.is_file() or path.suffix not in (".log", ".txt", ""):
+            continue
+        try:
+            lines += path.read_text(errors="replace").splitlines()[:400]
+        except OSError:
+            continue
+    lines.sort(key=lambda s: "NCCL" not in s)
+    return lines[:limit]
+
+
+def test_the_scan_parts_of_a_branch_find_every_line_it_matches():
+    from nccllens.extract.superset import scan_parts
+
+    lines = _fixture_lines() + REAL
+    for branch in _BRANCHES:
+        parts = scan_parts(branch)
+        if parts == [branch]:
+            continue
+        compiled = [re.compile(p) for p in parts]
+        for line in lines:
+            if re.search(branch, line):
+                assert any(c.search(line) for c in compiled), (branch, line)
+
+
+def test_an_unselective_prefix_is_dropped_and_a_selective_one_kept():
+    from nccllens.extract.superset import scan_parts
+
+    nccl = next(b for b in _BRANCHES if b.startswith("NCCL (?:INFO|TRACE) "))
+    split = scan_parts(nccl)
+    assert len(split) > 10 and not any(p.startswith("NCCL (?:INFO") for p in split)
+    assert "Connected (?:all rings|all trees|NVLS tree|CollNet\\w*|all \\w+)" in split
+    # a prefix that holds a selective literal stays: it is what the scan keys on
+    assert scan_parts("Watchdog caught collective operation timeout: (?:WorkNCCL|Work)") == [
+        "Watchdog caught collective operation timeout: (?:WorkNCCL|Work)"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([r for r in REAL if r.isascii()])
+                | st.text(alphabet="a \t\x1c:=/()[]-_.0123456789xyzNCLEF", max_size=50), min_size=1, max_size=6))
+def test_on_ascii_text_the_ascii_rewrite_matches_what_python_matches(parts):
+    line = "".join(parts)
+    for branch in _BRANCHES:
+        if re.search(branch, line):
+            assert _found(_database(superset(branch, ascii=True)), line.encode()), (branch, line)
+
+
+def test_the_ascii_rewrite_finds_every_ascii_fixture_line_python_matches():
+    lines = [ln for ln in _fixture_lines() if ln.isascii()]
+    for branch in _BRANCHES:
+        compiled = re.compile(branch)
+        hits = [ln for ln in lines if compiled.search(ln)]
+        if hits:
+            db = _database(superset(branch, ascii=True))
+            assert all(_found(db, ln.encode()) for ln in hits), branch
+
+
+def test_the_ascii_rewrite_keeps_hyperscans_ascii_classes():
+    assert superset(r"[EF]\d{4} \w+\s", ascii=True) == r"[EF]\d{4} \w+[\t\x0b\x0c\r \x1c-\x1f]"
+    assert "\\x{80}" in superset(r"[EF]\d{4}")

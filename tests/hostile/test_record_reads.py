@@ -72,7 +72,9 @@ def test_many_short_tracebacks_read_each_line_a_bounded_number_of_times(tmp_path
         folder.mkdir()
         (folder / "node1.log").write_text(RECORD * copies)
         analyze_planted(folder)
-        assert counters["lines"] >= 3 * copies  # every record reached the parsers (its frame line is read as a follower)
+        # every record reached the parsers: its two traceback heads (the frame line is read as a follower; the
+        # warning line reaches them only where a prefilter passes more than its patterns match)
+        assert counters["lines"] >= 2 * copies
         assert 0 < counters["read"] <= 4 * counters["lines"]  # was ~200 per traceback: its longest shape
         per_line.append(counters["walked"] / counters["lines"])
     assert per_line[1] <= per_line[0] * 1.25 + 1  # walks per line do not grow with the file (were 4x)
