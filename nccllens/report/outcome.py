@@ -107,9 +107,14 @@ def settle_verdict(verdict: Verdict, events, ranks: Sequence[RankStatus], inputs
     finding to base it on; otherwise unchanged."""
     if verdict.category != "none" and not (select and verdict.finding is None):
         return verdict
-    said = {lg: none_summary(lg, finished=finished_evidence(events, ranks, lg), inputs=inputs, ranks=ranks,
-                             select=select) for lg in ("en", "zh")}
-    return replace(verdict, summary=said[lang], texts={lg: text for lg, text in said.items() if lg != lang})
+    finished = {lg: finished_evidence(events, ranks, lg) for lg in ("en", "zh")}
+    said = {lg: none_summary(lg, finished=finished[lg], inputs=inputs, ranks=ranks, select=select)
+            for lg in ("en", "zh")}
+    settled = replace(verdict, summary=said[lang], texts={lg: text for lg, text in said.items() if lg != lang})
+    if not select and not finished[lang] and _trouble(ranks, lang):
+        # ranks that crashed, were killed or timed out are a failure even when no line says why
+        return replace(settled, category="unknown", confidence=0.3)
+    return settled
 
 
 def nothing_read(paths: Sequence[str], inputs: Sequence[InputFile]) -> str | None:
