@@ -13,6 +13,7 @@ Order of evidence (a value the line itself states is never overwritten):
 3. a file (not an agent's console) whose ranked events all name one rank: that rank for its other
    worker lines;
 4. per file, a host named by any of its events fills events without one;
+4b. a line without a host that names a GPU's PCI address: the one host whose lines name that GPU;
 5. in an agent's console whose worker lines carry no rank prefix (torch <= 2.2 without ``--tee``),
    the one Python traceback printed before the agent reports its workers' exits belongs to the one
    worker that exited with a positive code (an uncaught exception exits 1; the others are killed by
@@ -46,7 +47,9 @@ def _fill_from(events: pl.DataFrame, mapping: pl.DataFrame, keys: list[str], tar
 
 
 _USED = ("file", "line", "host", "pid", "rank", "local_rank", "family", "kind", "pci", "nranks", "key", "value",
-         "exit_code")
+         "exit_code", "message")
+# a GPU's PCI address as lines print it (nvidia-smi's 8-digit domain too), without its function
+_GPU_ADDRESS = r"\b(?:[0-9a-fA-F]{4})?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\b"
 _TRACEBACKS = ("python.traceback", "python.exception")
 
 
@@ -123,7 +126,26 @@ def _attributed(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None)
     if hosts.height:
         events = events.join(hosts, on="file", how="left", maintain_order="left").with_columns(
             pl.coalesce("host", "fhost").alias("host")).drop("fhost")
-    return _exception_rank(events)
+    return _exception_rank(_host_of_gpu(events))
+
+
+def _host_of_gpu(events: pl.DataFrame) -> pl.DataFrame:
+    """4b. A line without a host that names a GPU's PCI address (nvidia-smi's ``Unable to determine the
+    device handle for GPU 0000:17:00.0``) ran on the one host whose lines name that address."""
+    unplaced = pl.col("host").is_null() & pl.col("message").str.contains(_GPU_ADDRESS)
+    if not events.select(unplaced.any()).item():
+        return events
+    named = pl.coalesce(pl.col("pci").cast(pl.String).str.slice(0, 10),
+                        pl.col("message").str.extract(_GPU_ADDRESS, 1)).str.to_lowercase()
+    places = (events.filter(pl.col("host").is_not_null()).select(named.alias("gpu"), "host").drop_nulls()
+              .unique().group_by("gpu").agg(pl.col("host").first(), pl.len().alias("n"))
+              .filter(pl.col("n") == 1).select("gpu", pl.col("host").alias("gpu_host")))
+    if not places.height:
+        return events
+    return (events.with_columns(pl.when(unplaced).then(named).otherwise(None).alias("gpu"))
+            .join(places, on="gpu", how="left", maintain_order="left")
+            .with_columns(pl.coalesce("host", pl.col("gpu_host").cast(events.schema["host"])).alias("host"))
+            .drop("gpu", "gpu_host"))
 
 
 def _single_node(events: pl.DataFrame) -> bool:

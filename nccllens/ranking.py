@@ -179,14 +179,19 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not _generic(f, job):
             f.ranks = sorted(int(r) for r, h in job.rank_hosts.items() if h in f.hosts)
     _agreement(out, job)
-    return _verdict(out, job, lang, not recovered and _saw_failure(events)), out
+    saw, untold = (False, False) if recovered else _failure_signs(events)
+    return _verdict(out, job, lang, saw, untold), out
 
 
-def _saw_failure(events) -> bool:
-    """Any error line at all, even one nothing could classify (a traceback cut before its exception)."""
+def _failure_signs(events) -> tuple[bool, bool]:
+    """Whether any error line was printed at all, and whether one of them says too little to classify (a
+    traceback cut before its exception, a terminate without its what())."""
     from nccllens.analyses.unclaimed import failure_events
 
-    return events is not None and getattr(events, "height", 0) > 0 and failure_events(events, False).height > 0
+    if events is None or not getattr(events, "height", 0):
+        return False, False
+    every = failure_events(events, False).height
+    return every > 0, every > failure_events(events, True).height
 
 
 def _agreement(ranked: list[Finding], job: JobModel) -> None:
@@ -206,28 +211,29 @@ def _names_same(f: Finding, g: Finding) -> bool:
     return bool(f.hosts and g.hosts and set(g.hosts) <= set(f.hosts))
 
 
-def _missing_summary(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool = False) -> str:
+def _missing_summary(ranked: list[Finding], job: JobModel, lang: str, untold: bool = False) -> str:
     zh = lang == "zh"
     parts = []
     never = sorted(set(range(job.world_size or 0)) - set(job.ranks_seen))
     if never and job.ranks_seen:
         parts.append(f"没有 rank {compact_ranks(never)} 的日志" if zh else f"no logs from ranks {compact_ranks(never)}")
     serious = [f for f in ranked if f.severity in SERIOUS]
-    if not serious and (saw_failure or not ranked):
+    if not serious and (untold or not ranked):
         parts.append("有报错行，但没有一条能归类（例如 traceback 在异常那一行之前就被截断了）" if zh else
                      "error lines were printed, but none says enough to classify (e.g. a traceback cut before its "
                      "exception line)")
     if serious and all(f.category == "collective_timeout" for f in serious):
         parts.append("只有 watchdog 超时：停止发起集合通信的那个 rank 没有留下日志" if zh else
                      "only watchdog timeouts: the rank that stopped issuing collectives left no log")
-    elif serious or (ranked and not saw_failure):
+    elif ranked:
         seen = (serious or ranked)[0].title
         parts.append(f"能看到的只是症状（{seen}）" if zh else f"only symptoms are visible ({seen})")
     head = "日志中看不到根因：" if zh else "The logs do not show the cause: "
     return head + ("；".join(parts) if zh else "; ".join(parts))
 
 
-def _verdict(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool = False) -> Verdict:
+def _verdict(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool = False,
+             untold: bool = False) -> Verdict:
     serious = [f for f in ranked if f.severity in SERIOUS]
     causes = [f for f in ranked if f.role == "cause" and not f.explained_by and f.severity != "info"]
     # a warning-level symptom (a peer closed its connection, a proxy operation failed) is evidence of a
@@ -243,4 +249,4 @@ def _verdict(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool 
             summary += (f"（可解释另外 {len(top.explains)} 项发现）" if lang == "zh"
                         else f" (explains {len(top.explains)} other finding(s))")
         return Verdict(top.category, summary, round(confidence, 2), top.id)
-    return Verdict("unknown", _missing_summary(ranked, job, lang, saw_failure), 0.3)
+    return Verdict("unknown", _missing_summary(ranked, job, lang, untold), 0.3)

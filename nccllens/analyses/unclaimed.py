@@ -75,6 +75,31 @@ def failure_events(events: pl.DataFrame, classifiable: bool = True, warns: bool 
     return events.filter(failing & ~wrapper & (told if classifiable else pl.lit(True)))
 
 
+CHAIN_GAP = 5  # lines between two rows of one NCCL error chain at most
+
+
+def chained_to(events: pl.DataFrame, claimed: pl.DataFrame) -> pl.DataFrame:
+    """``(file, line)`` of the NCCL return-code chains (``net.cc:1117 -> 6``) that follow a claimed WARN of the
+    same process: NCCL prints the WARN, then one ``-> code`` line per frame it unwinds, so the chain is that
+    WARN's error, already explained by whatever claimed it."""
+    nccl = events.filter(pl.col("kind").is_in(["nccl.warn", "nccl.backtrace"]))
+    if not nccl.height or not claimed.height:
+        return claimed.clear()
+    # a chain is one WARN and the return-code lines after it, each within a few lines of the one before
+    # (other threads of the process may print in between)
+    rows = (nccl.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64), "pid",
+                        pl.col("kind").cast(pl.String))
+            .sort(["file", "line"]))
+    gap = pl.col("line") - pl.col("line").shift(1).over(["file", "pid"])
+    starts = (pl.col("kind") == "nccl.warn") | gap.is_null() | (gap > CHAIN_GAP)
+    heads = (rows.with_columns(starts.cum_sum().over(["file", "pid"]).alias("_chain"))
+             .with_columns(pl.when(pl.col("kind").first() == "nccl.warn").then(pl.col("line").first())
+                           .over(["file", "pid", "_chain"]).alias("head")))
+    chains = heads.filter((pl.col("kind") == "nccl.backtrace") & pl.col("head").is_not_null())
+    held = chains.join(claimed.unique(), left_on=["file", "head"], right_on=["file", "line"], how="semi")
+    return held.select("file", "line")
+
+
 def category_of(row: dict) -> str:
     code, signal, exc = row.get("error_code"), row.get("signal"), row.get("exc_type")
     if row.get("kind") in KIND:
@@ -111,8 +136,9 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
         rows = rows.filter(pl.col("family").cast(pl.String).fill_null("") != "log")
     if not rows.height:
         return []
+    claimed = pl.concat([claimed, chained_to(events, claimed)]).unique()
     rows = (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
-            .join(claimed.unique(), left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
+            .join(claimed, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
     if not rows.height:
         return []
     # each distinct combination of the fields is classified once, however often it repeats

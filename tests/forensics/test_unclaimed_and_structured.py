@@ -27,12 +27,23 @@ def lines_of(case: str, name: str, first: int = 0, last: int | None = None) -> s
 
 
 def test_an_nccl_return_code_chain_no_rule_claims_is_a_cause_from_its_result_code(tmp_path):
-    # https://github.com/NVIDIA/nccl/issues/795 via fixtures/public/nccl_remote_rank_segfault_broken_pipe
-    report = analyze(tmp_path, lines_of("nccl_remote_rank_segfault_broken_pipe", "node.log"))
+    # https://github.com/NVIDIA/nccl/issues/795 via fixtures/public/nccl_remote_rank_segfault_broken_pipe:
+    # the chain without the WARN that started it (a paste cut above it)
+    report = analyze(tmp_path, lines_of("nccl_remote_rank_segfault_broken_pipe", "node.log", 1, 6))
     assert report.verdict.category == "peer_exited"  # ncclRemoteError (6): a peer went away
     top = report.findings[0]
     assert top.rule == "AN-UNCLAIMED" and top.hosts == ["a100-st-p4d24xlarge-22"]
     assert "ncclRemoteError (6)" in top.title and "?" not in top.title
+
+
+def test_a_return_code_chain_belongs_to_the_warn_it_follows(tmp_path):
+    # the same paste whole: the chain unwinds the "Broken pipe" WARN, which a rule reads as a symptom (a peer
+    # went away); the chain is no second, unclaimed cause, and the cause itself is not in the paste
+    report = analyze(tmp_path, lines_of("nccl_remote_rank_segfault_broken_pipe", "node.log"))
+    assert report.verdict.category == "unknown"
+    assert report.findings[0].category == "peer_exited" and report.findings[0].hosts == ["a100-st-p4d24xlarge-22"]
+    assert not [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+    assert "only symptoms are visible" in report.verdict.summary
 
 
 def test_a_native_crash_report_with_sigbus_is_shm_exhaustion_on_the_host_it_names(tmp_path):
