@@ -22,6 +22,7 @@ HOSTLIKE = ("host", "hosts", "peer", "node", "nodes", "where")
 MISSING = ("?", "")  # what some callers pass for "not known"
 SHELL_NAMES = {"host": "node", "hosts": "node", "peer": "peer", "node": "node", "nodes": "node", "where": "node",
                "rank": "rank", "ranks": "rank", "pci": "gpu", "pid": "pid"}
+PEER_PHRASE = ("a peer", "对端节点")
 # an unknown value that a sentence cannot lose: the words that stand for it
 STAND_INS = {"seq": ("the collective that timed out", "超时的 SeqNum")}
 _SENTENCE_START = lazy_regex.compile(r"(?:^|[.!?:;。！？：；]\s*|\n\s*(?:\d+[.)]\s+|[-*]\s+)?)$")
@@ -48,6 +49,8 @@ def _clauses(token: str, name: str, source: str | None, zh: bool) -> list[tuple[
     t = r"(?<!\{)" + re.escape(token) + r"(?!\})"
     node = _node_phrase(source, zh)
     kind = _kind(name)
+    if name == "peer":  # the other end of a connection: never the node that wrote the line
+        return [(r"\s*[（(]" + t + r"[）)]", ""), (t, PEER_PHRASE[1 if zh else 0])]
     stand_in = STAND_INS.get(name, ("", ""))[1 if zh else 0]
     if zh:
         rules = [(r"\s*[（(](?:[A-Za-z]+\s*)?" + t + r"[）)]", "")]

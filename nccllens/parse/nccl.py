@@ -26,7 +26,7 @@ FAMILY = "nccl"
 PREFILTER = (
     r"NCCL WARN|NCCL CALL |NCCL version \d+\.\d+\.\d+\S*\+cuda"
     r"|NCCL (?:INFO|TRACE) (?:\[Rank \d+\] )?(?:" + PREFILTER_BODIES + r")"
-    r"|^[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+\.cu:\d+ WARN |INFO (?:" + PREFILTER_BODIES + r"))"  # NCCL 2.0-2.2
+    r"|^[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+\.(?:cu|cc|cpp|h):\d+ WARN |INFO (?:" + PREFILTER_BODIES + r"))"  # NCCL 2.0-2.2
 )
 
 _BANNER_VERSION = lazy_regex.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+\S*?\+cuda\d+\.\d+)")

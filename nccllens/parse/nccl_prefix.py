@@ -35,7 +35,7 @@ _LINE = lazy_regex.compile(
 # NCCL 2.0-2.2 printed the level without "NCCL"; the full prefix (host, pid, tid, device) must be there
 _OLD = lazy_regex.compile(
     r"(?:^|\s)(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
-    r"(?:(?P<src>[^\s:]+\.cu):(?P<srcline>\d+) (?=WARN))?(?P<lvl>INFO|WARN) (?P<body>.*)$"
+    r"(?:(?P<src>[^\s:]+\.(?:cu|cc|cpp|h)):(?P<srcline>\d+) (?=WARN))?(?P<lvl>INFO|WARN) (?P<body>.*)$"
 )
 _BANNER = lazy_regex.compile(r"^(?:" + _STAMP + r")?(?P<body>NCCL version \d+\.\d+\.\d+\S*\+cuda\d+\.\d+.*)$")
 

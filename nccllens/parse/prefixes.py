@@ -52,9 +52,13 @@ _NOT_PDSH = lazy_regex.compile(
     r"torchvision|numpy|triton|nemo|colossalai|fairscale|horovod|datasets|peft|trl)\..*)$", re.I)
 
 
+# pdsh names a host the way the host file does: DeepSpeed's launcher often by IPv4 address ("10.3.35.83: ")
+_IPV4 = lazy_regex.compile(r"^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)$")
+
+
 def _pdsh_host(m: re.Match[str]) -> bool:
     host = m["host"]
-    return bool(_HOSTY.match(host)) and not _NOT_PDSH.match(host)
+    return (bool(_HOSTY.match(host)) and not _NOT_PDSH.match(host)) or bool(_IPV4.match(host))
 
 
 def _tee(m: re.Match[str]) -> dict:
