@@ -46,3 +46,20 @@ def test_a_line_without_newline_longer_than_the_cap_is_cut_and_reported():
     assert len(got[0][1]) == MAX_LINE + 1
     assert got[-1][1].endswith(b"after\n")
     assert any("longer than" in n for n in stats.notes)
+
+
+def test_a_log_pasted_as_a_quote_reads_without_its_quote_marks():
+    # https://github.com/modelscope/ms-swift/issues/6107 (fixtures/public/msswift_megatron_2node_ibv_reg_mr_iova2_einval):
+    # the reporter quoted the traceback, every line "> [rank10]: ..."
+    quoted = (b"> [rank10]:     next(self.gen)\n>\n"
+              b"> [rank10]:   File \"/home/shared/conda/lib/python3.11/contextlib.py\", line 144, in __exit__\n"
+              b"> [rank10]:     work = group.reduce_scatter_tensor_coalesced(outputs, inputs, reduce_opts)\n")
+    rows, stats = _frame(quoted)
+    assert [text for _, text in rows][0] == "[rank10]:     next(self.gen)"
+    assert all(not text.startswith(">") for _, text in rows)
+    assert any("quote marks" in note for note in stats.notes)
+
+
+def test_a_few_quoted_lines_in_a_log_are_the_logs_own():
+    rows, stats = _frame(b"step 1 loss 2.0\n> 0.5 threshold\nstep 2 loss 1.9\nstep 3 loss 1.8\n")
+    assert rows[1] == (2, "> 0.5 threshold") and not stats.notes
