@@ -15,6 +15,9 @@ import pytest
 
 from nccllens.engine import load_rules
 
+PROJECT = str(Path(__file__).resolve().parents[1])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[2] / "shared")  # ../shared beside it
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -23,7 +26,7 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "seeds-coverage.md"
 ANALYSES = ROOT / "nccllens" / "analyses" / "texts.toml"
-SEEDS = Path("/work/shared/seeds")
+SEEDS = Path(f"{SHARED}/seeds")
 # the seed files the table was written from (used when the shared folder is not mounted)
 KNOWN_SEEDS = {
     "000_2c20babfaf2f2c26.txt",

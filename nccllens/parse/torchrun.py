@@ -32,7 +32,7 @@ PREFILTER = (
     r"|Rendezvous'ing worker group|Rendezvous complete for workers|[Ww]orker group (?:FAILED|UNHEALTHY|failed)"
     r"|(?:Starting|Stopping) worker group|worker group successfully finished|Local worker group finished"
     r"|new nodes from group_rank="
-    r"|failed \(exitcode: -?\d+\) local_rank: |\(local[_ ]rank: ?\d+\)\s*,?\s*exitcode"
+    r"|failed \(exitcode: -?\d+\) local_rank: |\(local[_ ]rank: ?\d+\)\s*,?\s*exitcode|exits with return code = -?\d+"
     r"|Sending process \d+ closing signal|Closing process \d+ via signal|Unable to shutdown process \d+ via"
     r"|death signal, shutting down workers|Got termination signal|Process \d+ got signal: "
     r"|stuck in uninterruptible sleep|did not exit after"

@@ -84,6 +84,25 @@ def _worker_failed(body: str) -> dict | None:
     }
 
 
+# DeepSpeed's launcher (launch.py sigkill_handler) reports a worker's exit with the worker's command line,
+# which holds its local rank: "[..., 'main.py', '--local_rank=0', ...] exits with return code = -9"
+_LAUNCHER_EXIT = lazy_regex.compile(r"\bexits with return code = (?P<code>-?\d+)")
+_LOCAL_RANK_ARG = lazy_regex.compile(r"'--local[_-]rank[= ](?P<lr>\d{1,5})'")
+
+
+def _launcher_exit(body: str) -> dict | None:
+    m = _LAUNCHER_EXIT.search(body)
+    if not m or m["code"] == "0":
+        return None
+    code = int(m["code"])
+    event = {"kind": "torchrun.worker_failed", "level": "error", "exit_code": code, "signal": signal_for_exit(code),
+             "key": "deepspeed"}
+    arg = _LOCAL_RANK_ARG.search(body)
+    if arg:
+        event["local_rank"] = int(arg["lr"])
+    return event
+
+
 def _flat_row(body: str) -> dict | None:
     m = FLAT_ROW.search(body)
     if not m:
@@ -160,8 +179,8 @@ def _rendezvous(body: str) -> dict | None:
     return None
 
 
-MATCHERS: tuple[Callable[[str], dict | None], ...] = (_worker_failed, _flat_row, _signals, _group_state,
-                                                      _rendezvous)
+MATCHERS: tuple[Callable[[str], dict | None], ...] = (_worker_failed, _flat_row, _launcher_exit, _signals,
+                                                      _group_state, _rendezvous)
 
 
 def match_agent_line(body: str) -> dict | None:

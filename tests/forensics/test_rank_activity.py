@@ -14,7 +14,10 @@ import nccllens
 from nccllens.parse.frtrace import parse as parse_frtrace
 from nccllens.parse.progress import durations, last_bar
 
-SAMPLES = Path("/work/shared/reference/samples/fr_gloo_cpu_torch2.13")
+PROJECT = str(Path(__file__).resolve().parents[2])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[3] / "shared")  # ../shared beside it
+
+SAMPLES = Path(f"{SHARED}/reference/samples/fr_gloo_cpu_torch2.13")
 needs_samples = pytest.mark.skipif(not SAMPLES.exists(), reason="shared reference samples not present")
 
 

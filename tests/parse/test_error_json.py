@@ -8,13 +8,17 @@ from __future__ import annotations
 import glob
 import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nccllens.parse.error_json import parse_error_json
 
-ROOT = "/work/main/fixtures/exception_one_rank"
+PROJECT = str(Path(__file__).resolve().parents[2])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[3] / "shared")  # ../shared beside it
+
+ROOT = f"{PROJECT}/fixtures/exception_one_rank"
 
 
 def error_file(node: str, local_rank: int) -> str:

@@ -12,8 +12,11 @@ from test_nccl_prefilter import INIT_BLOCK, PER_OP  # real healthy NCCL lines
 from nccllens.parse import kernel
 from nccllens.parse.base import FileContext, Line
 
+PROJECT = str(Path(__file__).resolve().parents[2])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[3] / "shared")  # ../shared beside it
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "public"
-SAMPLES = Path("/work/shared/reference/samples/torch2.13_cpu_logs")
+SAMPLES = Path(f"{SHARED}/reference/samples/torch2.13_cpu_logs")
 
 # Lines of the kernel fixtures that carry no forensic fact (task tables, cgroup stats, AER detail rows).
 NOISE = [

@@ -17,7 +17,10 @@ from hypothesis import strategies as st
 from nccllens.parse import python
 from nccllens.parse.base import FileContext, Line
 
-SAMPLES = "/work/shared/reference/samples/torch2.13_cpu_logs"
+PROJECT = str(Path(__file__).resolve().parents[2])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[3] / "shared")  # ../shared beside it
+
+SAMPLES = f"{SHARED}/reference/samples/torch2.13_cpu_logs"
 
 
 def make_lines(text: str) -> list[Line]:

@@ -7,6 +7,7 @@ public issue cited next to them; synthetic lines say which format string they we
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 from hypothesis import given, settings
@@ -15,7 +16,10 @@ from hypothesis import strategies as st
 from nccllens.parse import torchrun
 from nccllens.parse.base import FileContext, Line
 
-SAMPLES = "/work/shared/reference/samples/torch2.13_cpu_logs"
+PROJECT = str(Path(__file__).resolve().parents[2])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[3] / "shared")  # ../shared beside it
+
+SAMPLES = f"{SHARED}/reference/samples/torch2.13_cpu_logs"
 
 
 def make_lines(text: str) -> list[Line]:
@@ -52,9 +56,17 @@ def test_worker_failed_pylog_2_0_header():
 
 
 def test_worker_failed_sigkill_derives_signal_torch1x_fixture():
-    text = open("/work/main/fixtures/public/torchrun/torch1.x_elastic_exitcode_minus9.log").read().strip()
+    text = open(f"{PROJECT}/fixtures/public/torchrun/torch1.x_elastic_exitcode_minus9.log").read().strip()
     (e,) = run(text)
     assert (e["exit_code"], e["signal"], e["local_rank"], e["pid"]) == (-9, "SIGKILL", 0, 178)
+
+
+def test_deepspeed_launcher_exit_names_the_local_rank_of_its_command_line():
+    # real: https://github.com/deepspeedai/DeepSpeed/issues/3232 (fixtures/public/dschat_colab_opt125m_launcher_rank0_return_code_minus9)
+    line = open(f"{PROJECT}/fixtures/public/dschat_colab_opt125m_launcher_rank0_return_code_minus9/launcher.log").read()
+    line = next(t for t in line.splitlines() if "exits with return code = -9" in t)
+    (e,) = run(line)
+    assert (e["kind"], e["exit_code"], e["signal"], e["local_rank"]) == ("torchrun.worker_failed", -9, "SIGKILL", 0)
 
 
 def test_worker_failed_pylog_2_1_header_has_absolute_time():

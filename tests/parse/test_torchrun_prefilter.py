@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import glob
 import re
+from pathlib import Path
 
 import polars as pl
 
 from nccllens.parse import k8s, python, slurm, torchrun
 from nccllens.parse.base import FileContext, Line
 
+PROJECT = str(Path(__file__).resolve().parents[2])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[3] / "shared")  # ../shared beside it
+
 FAMILIES = (torchrun, python, slurm, k8s)
 
 
 def healthy_lines(total: int = 2000) -> list[str]:
     consoles = []
-    for path in sorted(glob.glob("/work/main/fixtures/healthy_clean/*/console.log")):
+    for path in sorted(glob.glob(f"{PROJECT}/fixtures/healthy_clean/*/console.log")):
         consoles.extend(open(path).read().splitlines())
     chatter = []
-    for path in sorted(glob.glob("/work/main/fixtures/public/nccl_init_lines/*.log")):
+    for path in sorted(glob.glob(f"{PROJECT}/fixtures/public/nccl_init_lines/*.log")):
         chatter.extend(ln for ln in open(path).read().splitlines() if "NCCL INFO" in ln and "WARN" not in ln)
     assert consoles and chatter
     lines = list(consoles)
@@ -45,7 +49,7 @@ def test_survivor_fraction_on_a_healthy_log_is_well_under_one_percent():
 
 
 def test_healthy_run_events_are_the_expected_few():
-    text = open("/work/main/fixtures/healthy_clean/node-a/console.log").read().splitlines()
+    text = open(f"{PROJECT}/fixtures/healthy_clean/node-a/console.log").read().splitlines()
     lines = [Line(file="x.log", line=i + 1, raw=s, message=s, row=i) for i, s in enumerate(text)]
 
     def following(line: Line, n: int) -> list[Line]:

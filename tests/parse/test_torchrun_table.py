@@ -7,13 +7,17 @@ cited next to them (issue text often lost the trailing blanks; those lines are k
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 
 from nccllens.parse import torchrun
 from nccllens.parse.base import FileContext, Line
 
-SAMPLES = "/work/shared/reference/samples/torch2.13_cpu_logs"
+PROJECT = str(Path(__file__).resolve().parents[2])  # the checkout, wherever it was cloned
+SHARED = str(Path(__file__).resolve().parents[3] / "shared")  # ../shared beside it
+
+SAMPLES = f"{SHARED}/reference/samples/torch2.13_cpu_logs"
 
 
 def run(text: str) -> list[dict]:
@@ -153,7 +157,7 @@ def test_several_failures_one_event_each_with_the_global_rank():
 
 
 def test_truncated_table_fixture_keeps_what_is_there():
-    text = open("/work/main/fixtures/public/torchrun/childfailederror_sigkill_sigterm_summary.log").read()
+    text = open(f"{PROJECT}/fixtures/public/torchrun/childfailederror_sigkill_sigterm_summary.log").read()
     events = run(text)
     failures = [e for e in events if e["kind"] == "torchrun.failure"]
     assert [(e["rank"], e["exit_code"], e["signal"]) for e in failures] == [
