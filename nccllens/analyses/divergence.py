@@ -24,6 +24,14 @@ def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
     """``TORCH_DISTRIBUTED_DEBUG=DETAIL``: each rank states the op it ran at the mismatching SequenceNumber."""
     hits = events.filter((pl.col("kind") == "torch.fingerprint_mismatch") & pl.col("rank").is_not_null()
                          & pl.col("op").is_not_null())
+    # what a rank was told another runs stands for that rank when it printed nothing itself
+    told = events.filter((pl.col("kind") == "torch.fingerprint_peer") & pl.col("rank").is_not_null()
+                         & pl.col("op").is_not_null() & ~pl.col("rank").is_in(hits["rank"].implode()))
+    if told.height:
+        hits = pl.concat([hits, told.unique(["rank"], keep="first", maintain_order=True)], how="vertical_relaxed")
+    behind = _behind(hits)
+    if behind is not None:
+        return [behind_finding(behind, hits, rank_hosts, lang)]
     out = []
     for (seq,), group in hits.group_by(["seq"], maintain_order=True):
         ops = dict(group.group_by("rank").agg(pl.col("op").first()).iter_rows())
@@ -36,6 +44,26 @@ def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
             hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or UNNAMED_OP,
             odd_op=", ".join(sorted({ops[r] for r in ranks})), confidence=0.9 if top is not None else 0.55))
     return out
+
+
+def _behind(hits: pl.DataFrame) -> int | None:
+    """The one rank whose fingerprint counts fewer collectives than every other rank's (its SequenceNumber is
+    the lowest, each of the others at one same higher number): it skipped collectives the others issued."""
+    seqs = dict(hits.filter(pl.col("seq").is_not_null()).group_by("rank").agg(pl.col("seq").first()).iter_rows())
+    if len(seqs) < 2 or len(set(seqs.values())) != 2:
+        return None
+    low = min(seqs.values())
+    lows = [r for r, s in seqs.items() if s == low]
+    return lows[0] if len(lows) == 1 else None
+
+
+def behind_finding(rank: int, hits: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> Finding:
+    mine = hits.filter(pl.col("rank") == rank).row(0, named=True)
+    others = hits.filter((pl.col("rank") != rank) & pl.col("seq").is_not_null())
+    top = others.row(0, named=True)
+    return make_finding("AN-FINGERPRINT-MISMATCH", lang, hits, ranks=[rank], hosts=hosts_of([rank], rank_hosts),
+                        seq=top["seq"], op=f"{top['op']}", odd_op=f"{mine['op']} (SequenceNumber {mine['seq']})",
+                        confidence=0.6)
 
 
 def traceback_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:

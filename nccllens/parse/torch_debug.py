@@ -15,7 +15,8 @@ _FINGERPRINT = lazy_regex.compile(
     r"Detected mismatch between collectives on ranks\. Rank (?P<me>\d+) is running (?:inconsistent )?collective: "
     r"CollectiveFingerPrint\((?:SequenceNumber=(?P<seq>\d+),? ?)?OpType=(?P<op>\w+)"
 )
-_FP_OTHER = lazy_regex.compile(r", but Rank (?P<other>\d+) is running collective: CollectiveFingerPrint\(")
+_FP_OTHER = lazy_regex.compile(r", but Rank (?P<other>\d+) is running collective: CollectiveFingerPrint\("
+                               r"(?:SequenceNumber=(?P<seq>\d+),? ?)?(?:OpType=(?P<op>\w+))?")
 _FP_DIFFER = lazy_regex.compile(r"Collectives differ in the following aspects:\s*(?P<what>.*)$")
 _CUT_AT_NEXT_RECORD = lazy_regex.compile(r"\[rank\d+\]|\[default\d+\]:|" + _FP_START)
 
@@ -56,13 +57,23 @@ def fingerprints(body: str) -> Iterator[dict]:
         if m["seq"]:
             out["seq"] = int(m["seq"])
         other = _FP_OTHER.search(part, m.end())
+        peer = None
         if other:
             out["peer"] = f"rank {other['other']}"
+            if other["op"]:  # what the reporting rank was told the other runs: that rank's fingerprint
+                peer = {"kind": "torch.fingerprint_peer", "level": "debug", "op": other["op"],
+                        "_missing_rank": int(other["other"]), "peer": f"rank {m['me']}"}  # the rank it is about
+                if other["seq"]:
+                    peer["seq"] = int(other["seq"])
         differ = _FP_DIFFER.search(part)
         if differ:
             out["detail"] = _aspects(differ["what"])
         out["_message"] = (_FP_START + _CUT_AT_NEXT_RECORD.split(part[len(_FP_START):], maxsplit=1)[0]).strip()
         yield out
+        if peer is not None:  # worded apart, so that the rules about the mismatch line see it once
+            seq = f" at SequenceNumber {peer['seq']}" if "seq" in peer else ""
+            peer["_message"] = f"rank {other['other']} runs {peer['op']}{seq} (as rank {m['me']} was told)"
+            yield peer
 
 
 def classify_barrier(body: str) -> dict | None:

@@ -378,3 +378,12 @@ def test_a_silent_rank_while_the_others_only_time_out_is_a_timeout_suspect_not_a
     files = {p.name: p.read_text() for p in case.iterdir() if p.name not in ("expected.toml", "SOURCE.md")}
     top = _analyze(tmp_path, files).findings[0]
     assert top.rule == "AN-SILENT-RANK" and top.category == "collective_timeout"
+
+
+def test_a_fingerprint_mismatch_names_the_rank_that_counts_fewer_collectives(tmp_path):
+    """fixtures/public/simpletuner_rank7_reduce_seq0_vs_allgather_seq101 (a SimpleTuner issue): rank 1 is at
+    SequenceNumber 101 (ALLGATHER) and tells that rank 7 is at SequenceNumber 0 (REDUCE); rank 7 printed
+    nothing. The rank whose fingerprint counts fewer collectives skipped what the others issued."""
+    log = (PUBLIC / "simpletuner_rank7_reduce_seq0_vs_allgather_seq101" / "console.log").read_text()
+    top = _analyze(tmp_path, {"console.log": log}).findings[0]
+    assert (top.rule, top.category, top.ranks) == ("AN-FINGERPRINT-MISMATCH", "rank_divergence", [7])

@@ -46,15 +46,25 @@ def run(text: str) -> list[dict]:
     return events
 
 
+def own(text: str) -> list[dict]:
+    """The fingerprint events of the printing ranks (not the peer fingerprints their lines name)."""
+    return [e for e in run(text) if e["kind"] != "torch.fingerprint_peer"]
+
+
 def test_fingerprint_op_type_mismatch():
-    (e,) = run(OPTYPE)
+    (e,) = own(OPTYPE)
     assert e["kind"] == "torch.fingerprint_mismatch"
     assert (e["seq"], e["op"], e["rank"], e["peer"]) == (1, "ALLREDUCE", 0, "rank 1")
     assert e["detail"] == "Op type: ALLREDUCE vs BROADCAST"
 
 
+def test_the_other_ranks_fingerprint_a_mismatch_names_is_that_ranks():
+    (peer,) = [e for e in run(OPTYPE) if e["kind"] == "torch.fingerprint_peer"]
+    assert (peer["rank"], peer["seq"], peer["op"], peer["peer"], peer["level"]) == (1, 1, "BROADCAST", "rank 0", "debug")
+
+
 def test_fingerprint_two_prints_on_one_line_give_two_events():
-    a, b = run(SHAPE)
+    a, b = own(SHAPE)
     assert (a["rank"], a["peer"], a["detail"]) == (1, "rank 0", "Tensor shapes: 32 vs 16")
     assert (b["rank"], b["peer"], b["detail"]) == (0, "rank 1", "Tensor shapes: 16 vs 32")
     assert "[rank0]" not in a["message"]
