@@ -18,9 +18,11 @@ from nccllens.parse.headers import split_header
 from nccllens.parse.torchrun_agent import match_agent_line
 from nccllens.parse.torchrun_records import (
     CONFIG_START,
+    ORPHAN_FIELD,
     RESULT_START,
     SECTION,
     config_events,
+    orphan_entry_events,
     result_event,
     table_events,
 )
@@ -39,6 +41,7 @@ PREFILTER = (
     r"|Rendezvous\w*Error|The node '[^']*' (?:has failed to|has joined round|attempts to join)"
     r"|Detected dead node|have been removed from the rendezvous"
     r"|^\s*(?:Root Cause \(first observed failure\)|Root Cause|Failures|Other Failures):\s*$"
+    r"|^\s{1,4}time\s*:\s*\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d\s*$"
 )
 
 
@@ -47,6 +50,8 @@ def _events_for(line: Line, ctx: FileContext) -> list[dict]:
     section = SECTION.match(body)
     if section:
         return table_events(line, section["name"], ctx)
+    if ORPHAN_FIELD.match(body):
+        return orphan_entry_events(line, ctx)
     if CONFIG_START.search(body):
         events = config_events(line, ctx)
     else:
@@ -66,11 +71,16 @@ def _events_for(line: Line, ctx: FileContext) -> list[dict]:
 
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    read_until = 0  # the last line of the failure table read so far: its rows are not read again
     for line in lines:
+        if line.line <= read_until:
+            continue
         try:
             events = _events_for(line, ctx)
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
             continue
         for event in events:
             event["family"] = FAMILY
+            if event.get("kind") in ("torchrun.failure", "torchrun.root_cause"):
+                read_until = max(read_until, event.get("_last_line") or 0)
             yield event

@@ -124,8 +124,10 @@ def _entry_event(section: str, idx: str, first: Line, fields: dict[str, str], tb
         folded = fold_traceback(tb_lines)
         event["exc_type"] = folded.exc_type
         exc_text = folded.message
-    parts = [f"{section}: [{idx}] rank {fields.get('rank', '?').strip()}",
-             f"exitcode {fields.get('exitcode', '?').strip()}"]
+    head = f"{section}: [{idx}]" if idx else section
+    parts = [f"{head} rank {fields['rank'].strip()}" if fields.get("rank") else head]
+    if fields.get("exitcode"):
+        parts.append(f"exitcode {fields['exitcode'].strip()}")
     event["message"] = " ".join(", ".join(parts).split())
     if exc_text:
         # the worker's own exception, so rules about it also see the table's rank and host
@@ -174,3 +176,35 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
             tb_lines.append(dedent(body, 2))
     flush()
     return events
+
+
+ORPHAN_FIELD = lazy_regex.compile(r"^\s{1,4}time\s*:\s*\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d\s*$")
+
+
+def orphan_entry_events(line: Line, ctx: FileContext) -> list[dict]:
+    """One failure-table entry pasted without its section and ``[i]:`` head (a ticket quoting the rows from
+    ``time :`` on): read the same way, as long as the rows go on and name an exit code."""
+    m = _FIELD.match(_body(line, ctx.year).rstrip())
+    if not m:
+        return []
+    fields, tb_lines, in_tb, exit_row, last = {m["key"]: m["value"]}, [], False, None, line
+    for row in ctx.lines_after(line, MAX_TABLE_LINES):
+        body = _body(row, ctx.year).rstrip()
+        if _BORDER.match(body) or SECTION.match(body) or _ENTRY.match(body.strip()):
+            break
+        field = None if in_tb else _FIELD.match(body)
+        if field:
+            fields[field["key"]] = field["value"]
+            if field["key"] == "exitcode":
+                exit_row = row
+            in_tb = field["key"] in ("traceback", "msg") and field["value"].startswith("Traceback")
+        elif in_tb:
+            tb_lines.append(dedent(body, 2))
+        else:
+            break
+        last = row
+    if "exitcode" not in fields:
+        return []
+    event = _entry_event("Failures", "", exit_row or line, fields, tb_lines)
+    event["_first_line"], event["_last_line"] = line.line, last.line
+    return [event]

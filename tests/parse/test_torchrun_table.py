@@ -219,3 +219,18 @@ def test_flattened_failure_row_names_the_culprit(tmp_path):
         "traceback : signal 9 (SIGKILL) received by PID 36071\n")
     top = nccllens.analyze(str(tmp_path)).findings[0]
     assert top.category == "host_oom" and top.ranks == [2]
+
+
+def test_an_entry_pasted_without_its_section_and_head_is_read_from_its_rows():
+    # https://github.com/speechbrain/speechbrain/issues/2397: the ticket quotes the rows from "time :" on
+    case = f"{PROJECT}/fixtures/public/speechbrain_ddp_rank1_intra_epoch_ckpt_delete_race_torchelastic_record"
+    (e,) = run(open(f"{case}/torchrun_failure_record.log").read())
+    assert (e["kind"], e["rank"], e["local_rank"], e["exit_code"]) == ("torchrun.failure", 1, 1, 1)
+    assert e["host"] == "sbx-60283d040ccf4433b126ad86e96ba6ac-5ff484847d-kcvm5"
+    assert "?" not in e["message"] and "[]" not in e["message"]
+
+
+def test_the_rows_of_a_whole_table_are_read_once():
+    text = open(f"{PROJECT}/fixtures/public/cogvlm_torchrun_2x4090_rank0_sigkill_from_pretrained_ram_doubling/"
+                "torchrun.log").read()
+    assert [(e["kind"], e["rank"]) for e in run(text)] == [("torchrun.failure", 1), ("torchrun.root_cause", 0)]
