@@ -100,8 +100,13 @@ def chained_to(events: pl.DataFrame, claimed: pl.DataFrame) -> pl.DataFrame:
     return held.select("file", "line")
 
 
+WATCHDOG_FRAMES = lazy_regex.compile(r"[Ww]atchdog|checkTimeout")
+
+
 def category_of(row: dict) -> str:
     code, signal, exc = row.get("error_code"), row.get("signal"), row.get("exc_type")
+    if row.get("kind") == "cpp.raised" and WATCHDOG_FRAMES.search(f"{row.get('message') or ''} {row.get('detail') or ''}"):
+        return "collective_timeout"  # a C++ exception the NCCL watchdog raised: its timeout
     if row.get("kind") in KIND:
         return KIND[row["kind"]]
     if (row.get("kind") or "").startswith("nccl.") and code in NCCL_RESULT:

@@ -19,7 +19,8 @@ from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 
 FAMILY = "cpp"
-PREFILTER = r"terminate called (?:after throwing an instance of|without an active exception)"
+PREFILTER = (r"terminate called (?:after throwing an instance of|without an active exception)"
+             r"|^\s*Exception raised from (?:\S*::)?(?:ncclCommWatchdog|watchdogHandler|checkTimeout) at ")
 
 _TERMINATE = lazy_regex.compile(r"terminate called (?:after throwing an instance of '(?P<exc>[^']*)'?|without an active exception)")
 _WHAT = lazy_regex.compile(r"^\s*what\(\):\s+(?P<text>.*)$")
@@ -144,10 +145,17 @@ def _what_text(following: list[Line]) -> tuple[int, str | None]:
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     from nccllens.parse.torch_classify import classify, resolve_rank  # late: torch imports this module
 
+    read_until = 0  # the last line a block read: its frames are not read again
     for line in lines:
+        if line.line <= read_until:
+            continue
         try:
             m = _TERMINATE.search(line.message)
             if not m:
+                event = raised_event(line, ctx)
+                if event is not None:
+                    read_until = event.get("_last_line") or line.line
+                    yield event
                 continue
             following = ctx.following(line, _FOLLOW_LINES)
             j, what = _what_text(following)
@@ -173,6 +181,28 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                         event["detail"] = found["detail"]
             if end:
                 event["_last_line"] = following[end - 1].line  # what() and the frames are this event's
+                read_until = event["_last_line"]
             yield event
         except Exception:  # never lose the file's other events
             continue
+
+
+_WATCHDOG = lazy_regex.compile(r"ncclCommWatchdog|watchdogHandler|checkTimeout")
+
+
+def raised_event(line: Line, ctx: FileContext) -> dict | None:
+    """The NCCL watchdog's ``Exception raised from ncclCommWatchdog at <file>:<line>`` block whose log line
+    and ``terminate called`` were not pasted (no other family's record took it): a collective failed or
+    timed out, and where it was raised, with its frames."""
+    m = _RAISED.match(line.message)
+    if not m:
+        return None
+    following = ctx.following(line, _FOLLOW_LINES)
+    end, raised, frames = read_backtrace([line, *following], 0)
+    if not _WATCHDOG.search(" ".join([m["func"], *frames])):
+        return None  # c10d also prints such stacks under warnings: only the watchdog's is a failure for sure
+    event = {"family": FAMILY, "kind": "cpp.raised", "level": "error", "key": m["func"],
+             "message": line.message.strip()[:_MAX_MESSAGE], "detail": backtrace_detail(raised, frames)}
+    if end > 1:
+        event["_last_line"] = following[end - 2].line
+    return event

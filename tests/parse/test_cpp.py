@@ -121,7 +121,29 @@ def test_tcpstore_recv_block_function_names():
 def test_prefilter_ignores_frames_and_what_lines():
     lines = WATCHDOG_ABORT.split("\n")
     kept = pl.Series(lines).str.contains(cpp.PREFILTER).to_list()
-    assert kept.count(True) == 1 and kept[0]
+    # the terminate line, and the watchdog's own "Exception raised from" heads (read alone when a paste
+    # lost the terminate line); no frame and no what() line
+    assert kept[0] and all(lines[i].lstrip().startswith("Exception raised from") for i in range(1, len(lines)) if kept[i])
+
+
+def test_a_watchdog_block_inside_a_terminate_record_is_read_once():
+    lines = [Line(file="x.log", line=i + 1, raw=s, message=s, row=i) for i, s in enumerate(WATCHDOG_ABORT.split("\n"))]
+    kept = [ln for ln in lines if pl.Series([ln.message]).str.contains(cpp.PREFILTER)[0]]
+    ctx = FileContext(path="x.log", _following=lambda ln, n: lines[ln.row + 1: ln.row + 1 + n])
+    assert [e["kind"] for e in cpp.parse(kept, ctx)] == ["cpp.terminate"]
+
+
+def test_the_watchdogs_stack_alone_is_a_failure_raised_by_the_watchdog():
+    # https://github.com/jpata/particleflow/issues/390 (fixtures/public/particleflow_rank0_only_end_of_epoch_predictions_watchdog):
+    # the paste starts after the watchdog's log line and its terminate line
+    text = ["Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1521 "
+            "(most recent call first):",
+            "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in "
+            "/mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libc10.so)"]
+    lines = [Line(file="x.log", line=i + 1, raw=s, message=s, row=i) for i, s in enumerate(text)]
+    ctx = FileContext(path="x.log", _following=lambda ln, n: lines[ln.row + 1: ln.row + 1 + n])
+    (e,) = cpp.parse(lines[:1], ctx)
+    assert (e["kind"], e["level"], e["key"]) == ("cpp.raised", "error", "ncclCommWatchdog")
 
 
 @settings(max_examples=200, deadline=None)
