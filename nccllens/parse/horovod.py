@@ -27,7 +27,7 @@ FAMILY = "horovod"
 
 PREFILTER = r"\[missing ranks: [\d, ]+\]|waiting for remainder of ranks for more than \d+ seconds|^Missing ranks:\s*$"
 
-_TAG = lazy_regex.compile(r"\[\d+,\d+\]<(?:stdout|stderr)>:")
+_TAG = lazy_regex.compile(r"\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:")  # mpirun --tag-output, horovodrun
 _MISSING = lazy_regex.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
 _HEAD = lazy_regex.compile(r"waiting for remainder of ranks for more than (?P<s>\d+) seconds")
 _TS = lazy_regex.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): [WEI] ")

@@ -42,3 +42,12 @@ def test_the_missing_rank_is_the_culprit_not_the_coordinator_that_reports_it():
     top = report.findings[0]
     assert (top.rule, top.ranks) == ("NL-HVD-001", [1])
     assert report.verdict.category == "rank_divergence" and "rank 1 never submitted" in top.title
+
+
+def test_horovodrun_tags_on_the_missing_ranks_lines_are_read():
+    """https://github.com/Lightning-AI/pytorch-lightning/pull/5155: horovodrun prints "[0]<stderr>:" (no slot
+    number) before each line; rank 0 misses the broadcast, rank 1 the allreduces: both are named."""
+    case = ROOT / "fixtures" / "public" / "lightning_horovod_modelcheckpoint_race_broadcast_vs_allreduce_stall"
+    report = nccllens.analyze(str(case / "horovodrun.log"))
+    assert report.verdict.category == "rank_divergence"
+    assert report.findings[0].rule == "NL-HVD-001" and report.findings[0].ranks == [0, 1]
