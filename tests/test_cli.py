@@ -157,11 +157,11 @@ def test_a_hang_without_a_visible_cause_still_says_what_to_do():
 
 def test_the_report_ends_with_a_one_line_summary_and_quiet_prints_only_that():
     out = runner.invoke(app, ["analyze", str(FIXTURE)]).stdout.rstrip("\n").splitlines()
-    assert out[-1] == "exception in the training code · node-b / rank 3 · 5 findings · 14 files read, 1 skipped"
+    assert out[-1] == "exception in the training code · node-b / rank 3 · 6 findings · 14 files read, 1 skipped"
     quiet = [line for line in runner.invoke(app, ["analyze", str(FIXTURE), "-q"]).stdout.splitlines() if line]
     assert len(quiet) == 2 and quiet[0].startswith("Verdict: exception in the training code") and quiet[1] == out[-1]
     zh = runner.invoke(app, ["analyze", str(FIXTURE), "-q", "--lang", "zh"]).stdout.rstrip().splitlines()[-1]
-    assert zh == "训练代码异常 · node-b / rank 3 · 5 项发现 · 已读取 14 个文件，跳过 1 个"
+    assert zh == "训练代码异常 · node-b / rank 3 · 6 项发现 · 已读取 14 个文件，跳过 1 个"
 
 
 def test_inputs_are_counts_unless_verbose_and_piped_output_is_not_wrapped():
