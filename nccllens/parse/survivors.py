@@ -40,13 +40,14 @@ def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) ->
     )
 
 
-def fill_path_hints(rows: list[dict], hints: PathHints) -> list[dict]:
+def fill_path_hints(rows: list[dict], hints: PathHints, also_stated: set[str] = frozenset()) -> list[dict]:
     """Give one file's events the rank, local rank and host its path suggests where they state none.
 
     The log beats the path: a value an event states is kept, and when any of the file's events names a
     host, the path's host is not added as a second one: events without one take the file's named host
-    when it names one only, else stay without (attribution may still place them)."""
-    stated = {r["host"] for r in rows if r.get("host") and r.get("kind") != "other.file_end"}
+    when it names one only, else stay without (attribution may still place them). ``also_stated``: the
+    hosts the file's events that are not in ``rows`` name."""
+    stated = {r["host"] for r in rows if r.get("host") and r.get("kind") != "other.file_end"} | also_stated
     for r in rows:
         if r.get("rank") is None and hints.rank is not None:
             r["rank"] = hints.rank
