@@ -68,9 +68,8 @@ def _candidates(kept: pl.DataFrame) -> pl.DataFrame:
     for text in _ODD:
         gate = gate & ~raw.str.contains(text, literal=True)
     gate = gate & ~raw.str.contains(_RANK_WORD)
-    rows = kept.filter(gate)
-    rows = rows.filter(_open(raw) <= 0).with_columns(raw.str.extract_groups(_HEAD).alias("_h")).unnest("_h")
-    return rows.filter(pl.col("body").is_not_null())
+    return (kept.lazy().filter(gate).filter(_open(raw) <= 0).with_columns(raw.str.extract_groups(_HEAD).alias("_h"))
+            .unnest("_h").filter(pl.col("body").is_not_null()).collect())
 
 
 def _not_rejoined(rows: pl.DataFrame, by: str, wraps: pl.DataFrame, frame: pl.DataFrame) -> pl.DataFrame:
@@ -106,14 +105,14 @@ def split(kept: pl.DataFrame, by: str, wraps: pl.DataFrame,
         anchored = "^(?:" + pattern + ")"
         if kind in REGULAR and rows.height:
             body = pl.col("body")
-            taken = rows.filter(body.str.contains(anchored))
-            if earlier and taken.height:  # the first entry that matches a body is the one the parser uses
+            taken = rows.lazy().filter(body.str.contains(anchored))
+            if earlier:  # the first entry that matches a body is the one the parser uses
                 taken = taken.filter(~body.str.contains("^(?:" + "|".join(earlier) + ")"))
+            taken = taken.with_columns(body.str.extract_groups(anchored).alias("_g")).unnest("_g") \
+                .select("row", "host", "pid", "body", **_FIELDS[kind](pl.col)).collect()
             if taken.height:
-                groups = taken.with_columns(body.str.extract_groups(anchored).alias("_g")).unnest("_g")
-                cols = _FIELDS[kind](pl.col)
-                parsed.append(groups.select("row", "host", "pid", "body", **cols))
-                rows = rows.filter(~pl.col("row").is_in(taken["row"].implode()))
+                parsed.append(taken)
+                rows = rows.join(taken.select("row"), on="row", how="anti")
         earlier.append(re.sub(r"\(\?P<\w+>", "(?:", pattern))  # one alternation of them: no group twice
     if not parsed:
         return kept, kept.clear()

@@ -1,6 +1,6 @@
-"""Regular NCCL INFO lines parsed as a frame (``parse.nccl_frame``, used for batches of small files) give
-the events the line-by-line parsers give them (a file read alone goes that way), on every fixture log
-that holds NCCL lines, and on lines shaped to stay on the line-by-line path."""
+"""Regular NCCL INFO lines parsed as a frame (``parse.nccl_frame``) give the events the line-by-line parsers
+give them (with ``REGULAR`` empty every line goes that way), read alone or in a batch of small files, on
+every fixture log that holds NCCL lines and on lines shaped to stay on the line-by-line path."""
 
 from __future__ import annotations
 
@@ -37,23 +37,32 @@ def _source(name: str, data: bytes) -> Source:
     return Source(name, lambda: iter([data]), len(data))
 
 
-def _both(name: str, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(events of ``data`` read alone, line by line; read in a batch with another file, frame path)."""
+def _tables(name: str, data: bytes) -> list[list[dict]]:
+    """The events of ``data`` read alone and read in a batch with another file."""
     pattern, rules = _plan()
     alone, _, _ = extract_source_tables(_source(name, data), pattern, rules)
     other = _source("other/console.log", b"step 1 loss 2.0\n")
     batch = extract_small([_source(name, data), other], pattern, rules, year_for)
     table = ev.concat(t for t, _, _ in batch)
-    return ev.sort(alone), ev.sort(table.filter(pl.col("file") == name))
+    return [ev.sort(alone).to_dicts(), ev.sort(table.filter(pl.col("file") == name)).to_dicts()]
+
+
+def _both(name: str, data: bytes, monkeypatch) -> tuple[list, list]:
+    """(events with the regular lines parsed as a frame, events with every line parsed line by line)."""
+    framed = _tables(name, data)
+    with monkeypatch.context() as m:
+        m.setattr(nccl_frame, "REGULAR", ())
+        lined = _tables(name, data)
+    return framed, lined
 
 
 @pytest.mark.parametrize("path", NCCL_LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_the_frame_path_gives_the_line_parsers_events(path: Path):
-    alone, batched = _both(f"logs/{path.parent.name}/{path.name}", path.read_bytes())
-    assert batched.to_dicts() == alone.to_dicts()
+def test_the_frame_path_gives_the_line_parsers_events(path: Path, monkeypatch):
+    framed, lined = _both(f"logs/{path.parent.name}/{path.name}", path.read_bytes(), monkeypatch)
+    assert framed == lined
 
 
-def test_shapes_the_frame_does_not_take_give_the_same_events():
+def test_shapes_the_frame_does_not_take_give_the_same_events(monkeypatch):
     head, body = INIT.split(" NCCL INFO ")
     lines = [
         INIT,
@@ -66,9 +75,9 @@ def test_shapes_the_frame_does_not_take_give_the_same_events():
         f"{head} NCCL INFO {body} [0] NCCL INFO Connected all trees",  # two records glued
         "\u00e9" + INIT,  # not ASCII
     ]
-    alone, batched = _both("node/nccl.kolyoz2.25146.log", ("\n".join(lines) + "\n").encode())
-    assert batched.to_dicts() == alone.to_dicts()
-    kinds = batched["kind"].cast(pl.String).to_list()
+    framed, lined = _both("node/nccl.kolyoz2.25146.log", ("\n".join(lines) + "\n").encode(), monkeypatch)
+    assert framed == lined
+    kinds = [e["kind"] for e in framed[0]]
     assert kinds.count("nccl.init_start") >= 4 and "nccl.connected" in kinds
     # and the frame took the plain ones only
     frame = pl.DataFrame({"row": range(len(lines)), "line": range(1, len(lines) + 1), "raw": lines,
