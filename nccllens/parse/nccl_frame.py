@@ -25,6 +25,10 @@ from nccllens import events as ev
 from nccllens.parse.nccl_info import BODIES
 
 REGULAR = ("nccl.init", "nccl.connected")  # kinds of ``BODIES`` whose fields are computed below
+# the frame's ~20 queries cost ~10-13 ms whatever the rows, a line parsed alone ~0.1 ms, and about half the
+# NCCL INFO lines of a job's start are regular: fewer NCCL INFO lines than this (16 ranks' start-up in a batch
+# of a sparse log: 128-144) are cheaper one by one, and give the same rows
+MIN_ROWS = 256
 MAX_LINE = 1000  # longer lines are cut for matching (``parse.guard``): left to the usual path
 # the plain prefix: no stamp, no elapsed time, no source position; a host that starts no launcher prefix
 _HEAD = (r"^(?P<host>[A-Za-z][A-Za-z0-9._-]*):(?P<pid>\d{1,9}):\d{1,9} \[\d{1,9}\] NCCL INFO "
@@ -95,6 +99,8 @@ def split(kept: pl.DataFrame, by: str, wraps: pl.DataFrame,
     """(rows of ``kept`` left to the line-by-line path, regular NCCL rows with their parsed columns).
     ``by`` names the column of the file a row belongs to; ``wraps`` and ``frame`` (every row read, with
     ``row``, ``line``, ``raw`` and ``by``): see ``_not_rejoined``."""
+    if kept.select(pl.col("raw").str.contains(" NCCL INFO ", literal=True).sum()).item() < MIN_ROWS:
+        return kept, kept.clear()
     rows = _candidates(kept)
     if not rows.height:
         return kept, rows

@@ -49,7 +49,9 @@ def _tables(name: str, data: bytes) -> list[list[dict]]:
 
 def _both(name: str, data: bytes, monkeypatch) -> tuple[list, list]:
     """(events with the regular lines parsed as a frame, events with every line parsed line by line)."""
-    framed = _tables(name, data)
+    with monkeypatch.context() as m:
+        m.setattr(nccl_frame, "MIN_ROWS", 0)  # the frame however few the lines
+        framed = _tables(name, data)
     with monkeypatch.context() as m:
         m.setattr(nccl_frame, "REGULAR", ())
         lined = _tables(name, data)
@@ -82,6 +84,7 @@ def test_shapes_the_frame_does_not_take_give_the_same_events(monkeypatch):
     # and the frame took the plain ones only
     frame = pl.DataFrame({"row": range(len(lines)), "line": range(1, len(lines) + 1), "raw": lines,
                           "owner": [0] * len(lines)}, schema_overrides={"row": pl.UInt32, "line": pl.UInt32})
+    monkeypatch.setattr(nccl_frame, "MIN_ROWS", 0)
     rest, regular = nccl_frame.split(frame, "owner", pl.DataFrame(schema={"owner": pl.Int64, "wrap": pl.UInt32}),
                                      frame)
     assert regular["row"].to_list() == [0, 1, 4, 6]
