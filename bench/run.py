@@ -135,10 +135,20 @@ def _rg(corpus: Path, patterns: Path) -> tuple[float, float] | None:
 
 
 def _split(corpus: Path, count: int) -> Path:
-    """The first 256 MiB of ``corpus``'s NCCL logs cut into ``count`` files (built when absent)."""
+    """The first 256 MiB of ``corpus``'s NCCL logs cut into ``count`` files (built when absent, in a child
+    process: a child's peak RSS, as ``wait4`` reports it, starts from its parent's peak at the fork, and
+    this one holds the 256 MiB at once)."""
     d = HERE / "corpus" / f"split_{count}"
     if not d.exists():
-        files = sorted(corpus.rglob("nccl.*.log"))
+        subprocess.run([sys.executable, "-c", f"import run; run._write_split({str(corpus)!r}, {count})"], cwd=HERE,
+                       check=True)
+    return d
+
+
+def _write_split(corpus: str, count: int) -> None:
+    d = HERE / "corpus" / f"split_{count}"
+    if not d.exists():
+        files = sorted(Path(corpus).rglob("nccl.*.log"))
         data = b"".join(p.read_bytes() for p in files)[: 256 << 20]
         data = data[: data.rfind(b"\n") + 1]
         d.mkdir(parents=True)
@@ -148,7 +158,6 @@ def _split(corpus: Path, count: int) -> Path:
             end = len(data) if i == count - 1 else data.rfind(b"\n", start, start + step) + 1 or start + step
             (d / f"part{i:05d}.log").write_bytes(data[start:end])
             start = end
-    return d
 
 
 def _small_vs_large(corpus: Path, repeat: int) -> tuple[float, float]:
