@@ -8,11 +8,13 @@ batch's survivors at once, into the very rows that path gives them.
 
 A line is taken here only where that path is known to give exactly this row: the plain NCCL prefix
 ``host:pid:tid [dev] NCCL INFO`` and nothing around it (no launcher prefix, stamp, rank marker,
-unbalanced bracket, glued second record), printable ASCII, at most ``MAX_LINE`` characters, and a body that one of the ``REGULAR`` entries of ``nccl_info.BODIES`` matches
-and no entry before it does. The NCCL family is offered every line first and claims the lines it
-parses, so no other family and no rule's ``other.text`` sees such a line. Every other line, and every
-line of a file whose survivors hold a traceback (sections there may give lines a rank), goes the
-usual way.
+unbalanced bracket, glued second record, trailing blank), printable ASCII, at most ``MAX_LINE``
+characters, not a wrapped head (``_not_rejoined``), and a body that one of the ``REGULAR`` entries of
+``nccl_info.BODIES`` matches and no entry before it does. The NCCL family is offered every line first
+and claims the lines it parses, so no other family and no rule's ``other.text`` sees such a line. Every
+other line, every line of a file whose survivors hold a traceback (sections there may give lines a
+rank), and every line of a block with fewer than ``MIN_ROWS`` NCCL INFO lines goes the usual way.
+tests/extract/test_nccl_frame.py checks both ways give the same rows on every fixture log.
 """
 
 from __future__ import annotations
