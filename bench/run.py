@@ -1,6 +1,6 @@
 """Benchmark: nccllens analyze vs ripgrep with nccllens' own prefilter patterns.
 
-    python bench/run.py [--quick | --small] [--repeat N]
+    python bench/run.py [--quick | --small | --only NAME...] [--repeat N]
 
 Builds the corpora under bench/corpus/ when absent (synthetic, bench/synth.py), then measures
 wall time, CPU seconds (user + system, the workers included), MB/s and peak RSS of
@@ -10,7 +10,9 @@ files vs 4,096 small ones), the fixed cost on a 4-line log (``bench/fixed_cost.p
 injected fault is the top finding. Each command runs
 ``--repeat`` times (3), interleaved with the one it is compared with, and the median is reported: on a
 shared machine one run of the same command varies by ±20%. Prints a table and writes
-bench/results.md with the machine's description.
+bench/results.md with the machine's description (``--small``: bench/results-small.md). ``--only`` runs
+the named corpora alone (of ``CORPORA``, ``SMALL``, or ``split_4096``: the benchmark corpus's 256 MiB as
+4,096 files, with ``rg`` and CPU seconds like the others) and writes bench/results-only.md.
 """
 
 from __future__ import annotations
@@ -117,8 +119,8 @@ def _analyze(corpus: Path) -> dict:
     size = _du(corpus)
     report = json.loads(proc.stdout) if proc.returncode == 0 else {}
     top = (report.get("findings") or [{}])[0]
-    exp = (corpus / "expected.toml").read_text()
-    ok = f'category = "{report.get("verdict", {}).get("category")}"' in exp
+    exp = corpus / "expected.toml"  # a split corpus has none: no fault was injected into it
+    ok = f'category = "{report.get("verdict", {}).get("category")}"' in exp.read_text() if exp.exists() else None
     return {"wall": wall, "cpu": cpu, "mbps": size / wall / 1e6, "rss_mib": peak / 1024, "bytes": size,
             "top": f'{top.get("category")} {top.get("hosts")} {top.get("ranks", [])[:4]}', "correct": ok, "load": load,
             "error": proc.stderr[-300:] if proc.returncode else ""}
@@ -132,22 +134,37 @@ def _rg(corpus: Path, patterns: Path) -> tuple[float, float] | None:
     return wall, cpu
 
 
+def _split(corpus: Path, count: int) -> Path:
+    """The first 256 MiB of ``corpus``'s NCCL logs cut into ``count`` files (built when absent, in a child
+    process: a child's peak RSS, as ``wait4`` reports it, starts from its parent's peak at the fork, and
+    this one holds the 256 MiB at once)."""
+    d = HERE / "corpus" / f"split_{count}"
+    if not d.exists():
+        subprocess.run([sys.executable, "-c", f"import run; run._write_split({str(corpus)!r}, {count})"], cwd=HERE,
+                       check=True)
+    return d
+
+
+def _write_split(corpus: str, count: int) -> None:
+    d = HERE / "corpus" / f"split_{count}"
+    if not d.exists():
+        files = sorted(Path(corpus).rglob("nccl.*.log"))
+        data = b"".join(p.read_bytes() for p in files)[: 256 << 20]
+        data = data[: data.rfind(b"\n") + 1]
+        d.mkdir(parents=True)
+        step = len(data) // count
+        start = 0
+        for i in range(count):
+            end = len(data) if i == count - 1 else data.rfind(b"\n", start, start + step) + 1 or start + step
+            (d / f"part{i:05d}.log").write_bytes(data[start:end])
+            start = end
+
+
 def _small_vs_large(corpus: Path, repeat: int) -> tuple[float, float]:
     """The same bytes as 8 large files and as 4,096 small files (median of ``repeat`` runs each)."""
-    files = sorted(corpus.rglob("nccl.*.log"))
-    data = b"".join(p.read_bytes() for p in files)[: 256 << 20]
-    data = data[: data.rfind(b"\n") + 1]
     walls: dict[int, list[float]] = {8: [], 4096: []}
     for count in walls:
-        d = HERE / "corpus" / f"split_{count}"
-        if not d.exists():
-            d.mkdir(parents=True)
-            step = len(data) // count
-            start = 0
-            for i in range(count):
-                end = len(data) if i == count - 1 else data.rfind(b"\n", start, start + step) + 1 or start + step
-                (d / f"part{i:05d}.log").write_bytes(data[start:end])
-                start = end
+        _split(corpus, count)
     for _ in range(repeat):  # interleaved, so that a slow spell of the machine hits both
         for count, runs in walls.items():
             d = HERE / "corpus" / f"split_{count}"
@@ -171,15 +188,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="one 100 MB corpus instead of 1 GiB and 10 GiB")
     ap.add_argument("--small", action="store_true", help="256 MiB corpora: the benchmark's and both dense modes")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="these corpora alone (of CORPORA, SMALL, split_4096)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each command; the table shows the median")
     args = ap.parse_args()
     repeat = max(1, args.repeat)
-    corpora = QUICK if args.quick else SMALL if args.small else CORPORA
+    known = {**CORPORA, **SMALL, "split_4096": None}
+    corpora = {n: known[n] for n in args.only} if args.only else QUICK if args.quick else SMALL if args.small \
+        else CORPORA
     _byte_compile()
     patterns = _patterns_file()
     rows = []
     for name, spec in corpora.items():
-        corpus = _build(name, spec)
+        corpus = _split(_build("256m_512r", SMALL["256m_512r"]), 4096) if spec is None else _build(name, spec)
         _warm(corpus)
         runs, rgs = [], []
         for _ in range(repeat):  # interleaved, so that a slow spell of the machine hits both tools
@@ -187,7 +207,7 @@ def main() -> None:
             rgs.append(_rg(corpus, patterns))
         res = sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]  # the median run
         res["rss_mib"] = max(r["rss_mib"] for r in runs)  # the highest peak of any run
-        res["correct"] = all(r["correct"] for r in runs)
+        res["correct"] = None if any(r["correct"] is None for r in runs) else all(r["correct"] for r in runs)
         res["walls"] = [r["wall"] for r in runs]
         res["loads"] = [r["load"] for r in runs]
         res["cpu"] = statistics.median(r["cpu"] for r in runs)
@@ -197,8 +217,9 @@ def main() -> None:
         res["ratio"] = (rg / res["wall"]) if rg else None
         res["cpu_ratio"] = (res["rg_cpu"] / res["cpu"]) if rg else None
         rows.append((name, res))
-    large, small = _small_vs_large(_build(*next(iter(corpora.items()))), repeat)
-    fixed = fixed_cost.measure(7)
+    if not args.only:
+        large, small = _small_vs_large(_build(*next(iter(corpora.items()))), repeat)
+        fixed = fixed_cost.measure(7)
     lines = [
         "# Benchmark results", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -219,15 +240,18 @@ def main() -> None:
         rg_cpu = f"{r['rg_cpu']:.2f}" if r["rg"] else "n/a"
         ratio = f"{r['ratio']:.2f}" if r["ratio"] else "n/a"
         cpu_ratio = f"{r['cpu_ratio']:.2f}" if r["cpu_ratio"] else "n/a"
+        correct = "n/a (no fault)" if r["correct"] is None else r["correct"]
         lines.append(f"| {name} | {r['bytes']:,} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['mbps']:.0f} | "
-                     f"{r['rss_mib']:.0f} | {rg} | {rg_cpu} | {ratio} | {cpu_ratio} | {r['top']} | {r['correct']} | "
+                     f"{r['rss_mib']:.0f} | {rg} | {rg_cpu} | {ratio} | {cpu_ratio} | {r['top']} | {correct} | "
                      f"{' '.join(f'{w:.2f}' for w in r['walls'])} | {' '.join(f'{x:.1f}' for x in r['loads'])} |")
-    lines += ["", f"Same 256 MiB as 8 files: {large:.2f} s; as 4,096 files: {small:.2f} s "
-              f"(ratio {small / large:.2f}; medians of {repeat} runs)", "", *fixed_cost.lines(fixed, 7), ""]
-    text = "\n".join(lines)
+    if not args.only:
+        lines += ["", f"Same 256 MiB as 8 files: {large:.2f} s; as 4,096 files: {small:.2f} s "
+                  f"(ratio {small / large:.2f}; medians of {repeat} runs)", "", *fixed_cost.lines(fixed, 7)]
+    text = "\n".join([*lines, ""])
     print(text)
     if not args.quick:
-        (HERE / ("results-small.md" if args.small else "results.md")).write_text(text)
+        name = "results-only.md" if args.only else "results-small.md" if args.small else "results.md"
+        (HERE / name).write_text(text)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from nccllens.extract.source import extract_source_tables, file_end_event
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
+from nccllens.parse import nccl_frame
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense_rows import describe
 from nccllens.parse.facts_frame import facts_of_files, with_facts
@@ -92,21 +93,26 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         big = big.with_row_index("row")
         start_s = pl.Series(starts, dtype=pl.UInt32)
         row_starts = big["line"].search_sorted(start_s, side="left").to_list() + [big.height]
-        owner = (start_s.search_sorted(big["line"], side="right") - 1).alias("owner")
+        big = big.with_columns((start_s.search_sorted(big["line"], side="right") - 1).alias("owner"))
         hits = cand.hits if cand is not None else (
             frame_hits(pattern.engine, big) if pattern.engine is not None else None)
-        kept, partial = kept_rows(big.with_columns(owner), pattern, ("owner",), hits)
+        kept, partial = kept_rows(big, pattern, ("owner",), hits)
+        # what the own lines of each file with survivors say of all of them (leading segments, prompts), one pass
+        with_survivors = sorted(kept["owner"].unique().to_list())
+        facts = facts_of_files(big["raw"], [(row_starts[k], row_starts[k + 1]) for k in with_survivors])
+        hints_k = {k: with_facts(hints_of[batch[k][0]], f) for k, f in zip(with_survivors, facts, strict=True)}
+        kept, regular = nccl_frame.split(kept, "owner", pl.DataFrame(
+            [(k, h.wrap) for k, h in hints_k.items() if h.wrap is not None], schema={"owner": kept["owner"].dtype,
+                                                                                    "wrap": pl.UInt32}, orient="row"),
+            big)
+        # the regular NCCL lines' events come as a frame; their hosts count as stated by the file's events
+        regular_of = {k: (n, set(hosts)) for k, n, hosts in regular.group_by("owner").agg(
+            pl.len(), pl.col("host").unique()).iter_rows()} if regular.height else {}
         by_owner = kept.partition_by("owner", as_dict=True, include_key=False)
         per_file: list[tuple[int, list[Line], PathHints]] = []
-        # what the own lines of each file with survivors say of all of them (leading segments, prompts), one pass
-        with_survivors = [k for k in range(len(batch)) if (k,) in by_owner]
-        facts = dict(zip(with_survivors, facts_of_files(big["raw"], [(row_starts[k], row_starts[k + 1])
-                                                                     for k in with_survivors]), strict=True))
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
-            hints = hints_of[i]
-            if mine is not None:
-                hints = with_facts(hints, facts[k])
+            hints = hints_k.get(k, hints_of[i])
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1, big,
                                    row_starts[k + 1], row_starts[k]) if mine is not None else []
             per_file.append((k, lines, hints))
@@ -133,15 +139,26 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             elif cand is None and r1 > r0:
                 line_no, raw = big.row(r1 - 1)[1:3]
                 rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
-            fill_path_hints(rows[before:], hints)
-            info.events = len(rows) - before
+            count, hosts = regular_of.get(k, (0, set()))
+            fill_path_hints(rows[before:], hints, hosts)
+            info.events = len(rows) - before + count
             results[i] = (ev.empty(), info, sm.empty())
         files = {k: (sources[i].path, hints_of[i], starts[k] - 1) for k, (i, _, _) in enumerate(batch)}
         summary_rows = describe(partial, "", None, files=files) if partial.height else []
-        if rows or summary_rows:  # one table for the batch: building a frame per small file costs more than reading it
+        if rows or summary_rows or regular.height:  # one table for the batch: a frame per small file costs more
             i0 = batch[0][0]
-            table = collapse(ev.from_rows(rows))  # repeated events counted, not stored (``nccllens.repeats``)
-            if table.height < len(rows):
+            if regular.height:
+                files_frame = pl.DataFrame(
+                    [(k, sources[batch[k][0]].path, starts[k] - 1, h.line_rank, h.rank, h.local_rank, h.attempt)
+                     for k, h in hints_k.items() if k in regular_of],
+                    schema={"owner": regular["owner"].dtype, "file": pl.String, "shift": pl.Int64,
+                            "line_rank": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64, "attempt": pl.Int64},
+                    orient="row")
+                table = ev.concat([ev.from_rows(rows), nccl_frame.events(regular, files_frame, "owner")])
+            else:
+                table = ev.from_rows(rows)
+            table = collapse(table)  # repeated events counted, not stored (``nccllens.repeats``)
+            if table.height < len(rows) + regular.height:
                 kept = dict(table.group_by("file").len().iter_rows())
                 for i, _, info in batch:
                     info.events = kept.get(sources[i].path, 0)

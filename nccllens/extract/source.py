@@ -74,6 +74,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     info.host, info.rank = hints.host, hints.rank
     stats = ReadStats()
     rows: list[dict] = []
+    regular: list[pl.DataFrame] = []  # events of the regular NCCL lines, parsed as tables (``parse.nccl_frame``)
     dense = empty_partial()  # the dense families' groups so far, folded block by block (``merge``)
     summary = sm.empty()
     chunks = source.chunks()
@@ -112,8 +113,10 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
                 hits = engine.frame_hits(pattern.engine, df) if pattern.engine is not None else None
             else:
                 df, block_last, hits = cand.frame, cand.last, cand.hits
-            block_rows, partial = parse_block(df, pattern, rule_pattern, ctx, hints, hits)
+            block_rows, partial, table = parse_block(df, pattern, rule_pattern, ctx, hints, hits)
             rows.extend(block_rows)
+            if table.height:
+                regular.append(table)
             dense = owned(merge([dense, partial]))  # held per group, not per block, and not the blocks' text
             last = block_last or last
         if last is not None:
@@ -130,7 +133,9 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
         info.skipped = f"unreadable ({exc.strerror or exc})"
     info.lines = stats.lines
     info.notes.extend(stats.notes)
-    events = collapse(ev.from_rows(fill_path_hints(rows, hints)))  # repeated events counted, not stored
+    stated = {h for t in regular for h in t["host"].unique().to_list() if h}
+    events = ev.from_rows(fill_path_hints(rows, hints, stated))
+    events = collapse(ev.concat([events, *regular]) if regular else events)  # repeated events counted, not stored
     info.events = events.height
     return events, info, summary
 

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from nccllens import events as ev
 from nccllens import lazy_regex
 from nccllens.extract.engine import ANY
 from nccllens.ingest.layout import PathHints
-from nccllens.parse import load_families
+from nccllens.parse import load_families, nccl_frame
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense import FAMILIES, empty_partial, split
 from nccllens.parse.facts_frame import with_file_facts
@@ -40,13 +41,14 @@ def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) ->
     )
 
 
-def fill_path_hints(rows: list[dict], hints: PathHints) -> list[dict]:
+def fill_path_hints(rows: list[dict], hints: PathHints, also_stated: set[str] = frozenset()) -> list[dict]:
     """Give one file's events the rank, local rank and host its path suggests where they state none.
 
     The log beats the path: a value an event states is kept, and when any of the file's events names a
     host, the path's host is not added as a second one: events without one take the file's named host
-    when it names one only, else stay without (attribution may still place them)."""
-    stated = {r["host"] for r in rows if r.get("host") and r.get("kind") != "other.file_end"}
+    when it names one only, else stay without (attribution may still place them). ``also_stated``: the
+    hosts the file's events that are not in ``rows`` name."""
+    stated = {r["host"] for r in rows if r.get("host") and r.get("kind") != "other.file_end"} | also_stated
     for r in rows:
         if r.get("rank") is None and hints.rank is not None:
             r["rank"] = hints.rank
@@ -191,13 +193,30 @@ def kept_rows(df: pl.DataFrame, pattern: Plan, by: tuple[str, ...] = (),
     return kept, partial
 
 
-def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext,
-                hints: PathHints, hits: pl.DataFrame | None = None) -> tuple[list[dict], pl.DataFrame]:
-    """Event rows and partial dense summaries of one block of a file (``hits``: see ``kept_rows``)."""
+def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: FileContext, hints: PathHints,
+                hits: pl.DataFrame | None = None) -> tuple[list[dict], pl.DataFrame, pl.DataFrame]:
+    """Event rows, partial dense summaries and the events of the regular NCCL lines (``parse.nccl_frame``:
+    a table) of one block of a file (``hits``: see ``kept_rows``)."""
     df = df.with_row_index("row")
     kept, partial = kept_rows(df, pattern, hits=hits)
     kept, repeated = thin(kept)  # a cycle of lines printed again and again reaches the parsers twice
-    return weigh(parse_survivors(df, kept, rule_pattern, ctx, hints), repeated), partial
+    if not kept.height:
+        return [], partial, ev.empty()
+    facts = with_file_facts(hints, df["raw"])
+    # the lines a repetition is counted on stay with the parsers (``weigh``)
+    one = pl.lit(0, pl.UInt32).alias("_file")
+    plain = kept.filter(~pl.col("line").is_in(list(repeated))).with_columns(one) if repeated else kept.with_columns(one)
+    wraps = pl.DataFrame({"_file": [0] * (facts.wrap is not None), "wrap": [facts.wrap] * (facts.wrap is not None)},
+                         schema={"_file": pl.UInt32, "wrap": pl.UInt32})
+    _, regular = nccl_frame.split(plain, "_file", wraps, df.with_columns(one))
+    table = ev.empty()
+    if regular.height:
+        kept = kept.join(regular.select("row"), on="row", how="anti", maintain_order="left")
+        files = pl.DataFrame([(0, ctx.path, 0, facts.line_rank, hints.rank, hints.local_rank, hints.attempt)],
+                             schema={"_file": pl.UInt32, "file": pl.String, "shift": pl.Int64, "line_rank": pl.Int64,
+                                     "rank": pl.Int64, "local_rank": pl.Int64, "attempt": pl.Int64}, orient="row")
+        table = nccl_frame.events(regular, files, "_file")
+    return weigh(parse_survivors(df, kept, rule_pattern, ctx, facts), repeated), partial, table
 
 
 WRAP_MIN = 60  # a terminal wraps long lines only
@@ -334,10 +353,10 @@ def line_masks(lines: list[Line], rule_pattern: Patterns) -> dict[str, list[bool
 
 def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Patterns, ctx: FileContext,
                     hints: PathHints) -> list[dict]:
-    """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index) to the parsers."""
+    """Hand the surviving lines of one file (``df`` has its lines with a ``row`` index; ``hints`` with the
+    file's facts) to the parsers."""
     if not survivors.height:
         return []
-    hints = with_file_facts(hints, df["raw"])
     lines = survivor_lines(survivors, ctx.path, hints, frame=df)
     ctx._following = follower(df, ctx.path, hints)
     return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
