@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from nccllens import lazy_regex
@@ -135,46 +136,61 @@ def _entry_event(section: str, idx: str, first: Line, fields: dict[str, str], tb
     return event
 
 
+@dataclass
+class _Entry:
+    """One failure-table entry as its rows are read: the ``key : value`` fields, then a traceback's lines."""
+
+    first: Line
+    idx: str = ""
+    fields: dict[str, str] = field(default_factory=dict)
+    tb_lines: list[str] = field(default_factory=list)
+    in_tb: bool = False
+    exit_row: Line | None = None
+
+    def take(self, row: Line, body: str) -> bool:
+        """Read ``row`` into the entry; False when it is neither a field nor a line of the traceback."""
+        found = None if self.in_tb else _FIELD.match(body)
+        if found:
+            self.fields[found["key"]] = found["value"]
+            if found["key"] == "exitcode":
+                self.exit_row = row
+            self.in_tb = found["key"] in ("traceback", "msg") and found["value"].startswith("Traceback")
+            return True
+        if self.in_tb:
+            self.tb_lines.append(dedent(body, 2))
+            return True
+        return False
+
+    def event(self, section: str, last: Line | None) -> dict:
+        # the exitcode row says the most in one line: it is the event's line (and its evidence)
+        event = _entry_event(section, self.idx, self.exit_row or self.first, self.fields, self.tb_lines)
+        event["_first_line"] = self.first.line
+        if last is not None:
+            event["_last_line"] = last.line  # the entry's field lines belong to this event
+        return event
+
+
 def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
     """One event per ``[i]:`` entry of the section that starts at ``line``."""
     events: list[dict] = []
-    first: Line | None = None
-    idx, fields, tb_lines, in_tb = "", {}, [], False
-
+    entry: _Entry | None = None
     last: Line | None = None
-
-    exit_row: Line | None = None
-
-    def flush() -> None:
-        if first is not None and fields:
-            # the exitcode row says the most in one line: it is the event's line (and its evidence)
-            event = _entry_event(section, idx, exit_row or first, fields, tb_lines)
-            event["_first_line"] = first.line
-            if last is not None:
-                event["_last_line"] = last.line  # the entry's field lines belong to this event
-            events.append(event)
-
     for row in ctx.lines_after(line, MAX_TABLE_LINES):
         body = _body(row, ctx.year).rstrip()
         if _BORDER.match(body) or SECTION.match(body) or "<NO_OTHER_FAILURES>" in body:
             break
-        entry = _ENTRY.match(body.strip())
-        if entry:
-            flush()
-            first, idx, fields, tb_lines, in_tb, exit_row = row, entry["idx"], {}, [], False, None
+        head = _ENTRY.match(body.strip())
+        if head:
+            if entry is not None and entry.fields:
+                events.append(entry.event(section, last))
+            entry = _Entry(row, head["idx"])
             continue
-        if first is None:
+        if entry is None:
             continue
         last = row
-        field = None if in_tb else _FIELD.match(body)
-        if field:
-            fields[field["key"]] = field["value"]
-            if field["key"] == "exitcode":
-                exit_row = row
-            in_tb = field["key"] in ("traceback", "msg") and field["value"].startswith("Traceback")
-        elif in_tb:
-            tb_lines.append(dedent(body, 2))
-    flush()
+        entry.take(row, body)
+    if entry is not None and entry.fields:
+        events.append(entry.event(section, last))
     return events
 
 
@@ -184,27 +200,13 @@ ORPHAN_FIELD = lazy_regex.compile(r"^\s{1,4}time\s*:\s*\d{4}-\d\d-\d\d_\d\d:\d\d
 def orphan_entry_events(line: Line, ctx: FileContext) -> list[dict]:
     """One failure-table entry pasted without its section and ``[i]:`` head (a ticket quoting the rows from
     ``time :`` on): read the same way, as long as the rows go on and name an exit code."""
-    m = _FIELD.match(_body(line, ctx.year).rstrip())
-    if not m:
+    entry = _Entry(line)
+    if not entry.take(line, _body(line, ctx.year).rstrip()):
         return []
-    fields, tb_lines, in_tb, exit_row, last = {m["key"]: m["value"]}, [], False, None, line
+    last = line
     for row in ctx.lines_after(line, MAX_TABLE_LINES):
         body = _body(row, ctx.year).rstrip()
-        if _BORDER.match(body) or SECTION.match(body) or _ENTRY.match(body.strip()):
-            break
-        field = None if in_tb else _FIELD.match(body)
-        if field:
-            fields[field["key"]] = field["value"]
-            if field["key"] == "exitcode":
-                exit_row = row
-            in_tb = field["key"] in ("traceback", "msg") and field["value"].startswith("Traceback")
-        elif in_tb:
-            tb_lines.append(dedent(body, 2))
-        else:
+        if _BORDER.match(body) or SECTION.match(body) or _ENTRY.match(body.strip()) or not entry.take(row, body):
             break
         last = row
-    if "exitcode" not in fields:
-        return []
-    event = _entry_event("Failures", "", exit_row or line, fields, tb_lines)
-    event["_first_line"], event["_last_line"] = line.line, last.line
-    return [event]
+    return [entry.event("Failures", last)] if "exitcode" in entry.fields else []
