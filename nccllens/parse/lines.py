@@ -93,9 +93,10 @@ QUOTED_SHARE = 0.8  # of a block's non-empty lines, for its "> " marks to be a q
 
 
 def quoted_block(block: bytes) -> bool:
-    """Do (nearly) all of the block's lines start with ``>``? Counted at C speed on the bytes, so that the
-    scan that reads raw blocks (``parse.pieces``) and ``frame`` decide alike."""
-    if not (block.startswith(b">") or b"\n>" in block):
+    """Do (nearly) all of the block's lines start with ``>``, its first among them? Counted at C speed on the
+    bytes, so that the scan that reads raw blocks (``parse.pieces``) and ``frame`` decide alike; a block whose
+    first line is no quote costs nothing more (searching every block for ``\\n>`` cost ~1 CPU s per GB)."""
+    if not block.lstrip()[:1] == b">":
         return False
     quoted = block.count(b"\n>") + block.startswith(b">")
     lines = block.count(b"\n") + (not block.endswith(b"\n")) - block.count(b"\n\n") - block.startswith(b"\n")
