@@ -66,7 +66,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     from nccllens.analyses.one_node import quiet_one_node_fallback, raise_ipoib_fallback
 
     quiet_one_node_fallback(findings, table, job, summaries)  # no RDMA is harmless inside one node
-    raise_ipoib_fallback(findings, table)  # ...and a fallback between nodes that have InfiniBand
+    raise_ipoib_fallback(findings, table, job, summaries)  # ...and a fallback between nodes that have InfiniBand
     verdict, ranked = rank_findings(findings, table, job, lang, recovered)
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))

@@ -9,9 +9,12 @@ size on that host — an ``ib_fallback`` warning is demoted to context. With no 
 node's excerpt of a multi-node job looks the same) the finding stays. The same holds for NCCL
 advertising a host-local interface (``lo``, ``docker0``): only other nodes cannot reach it.
 
-The other way round: when the logs show two or more hosts and NCCL's socket transport runs over an IPoIB
-interface (``ib0``…), the nodes have InfiniBand that NCCL is not using, so a socket or missing-libibverbs
-context line becomes the ``ib_fallback`` cause it is (NCCL_IB_DISABLE=1 stays context: someone chose it).
+The other way round: when NCCL's socket transport runs over an IPoIB interface (``ib0``…), the node has
+InfiniBand that NCCL is not using, so a socket or missing-libibverbs context line becomes the
+``ib_fallback`` cause it is, unless the logs show that the job ran on one node (then sockets carry no
+traffic). Two hosts, or a paste whose NCCL prefixes (host names) were stripped, count as "not one node";
+one named host does not
+(NCCL_IB_DISABLE=1 stays context: someone chose it).
 """
 
 from __future__ import annotations
@@ -70,19 +73,20 @@ def quiet_one_node_fallback(findings: list[Finding], events: pl.DataFrame, job: 
         f.confidence = round(min(f.confidence, 0.3), 2)
 
 
-def uses_ipoib_between_nodes(events: pl.DataFrame) -> bool:
-    """Two or more hosts in NCCL's lines and a socket transport over an ``ib*`` interface."""
+def sockets_over_ipoib(events: pl.DataFrame, job: JobModel, summaries: pl.DataFrame | None) -> bool:
+    """A socket transport over an ``ib*`` interface, with two hosts named or none."""
     nccl = events.filter(pl.col("family").cast(pl.String) == "nccl") if events.height else events
-    if len(_hosts(nccl)) < 2:
-        return False
+    if not nccl.height or len(_hosts(nccl)) == 1 or ran_on_one_node(events, job, summaries):
+        return False  # one named host: an excerpt of one node, most often a one-node job
     sockets = nccl.filter(pl.col("kind").cast(pl.String) == "nccl.net_socket")
     return bool(sockets.height and sockets["iface"].cast(pl.String).str.contains(_IPOIB).any())
 
 
-def raise_ipoib_fallback(findings: list[Finding], events: pl.DataFrame) -> None:
+def raise_ipoib_fallback(findings: list[Finding], events: pl.DataFrame, job: JobModel,
+                         summaries: pl.DataFrame | None) -> None:
     """Promote (in place) socket / no-RDMA context findings of a multi-node job that talks over IPoIB."""
     quiet = [f for f in findings if f.category == CATEGORY and f.severity == "info" and f.rule not in CHOSEN]
-    if not quiet or not uses_ipoib_between_nodes(events):
+    if not quiet or not sockets_over_ipoib(events, job, summaries):
         return
     for f in quiet:
         f.severity, f.role = "warning", "cause"

@@ -62,9 +62,11 @@ def _ib_using(m: re.Match) -> dict:
 
 
 def _socket_using(m: re.Match) -> dict:
-    found = re.findall(r"\[\d+\]([^:\s]+):(\S+)", m["devs"])
+    # "[0]eth0:10.0.0.1<0>"; a paste may redact the address ("[0]ib0.<ip>", "[0]ib0:<redacted>")
+    found = re.findall(r"\[\d+\]([^:\s<]+?)\.?(?::|(?=<))(\S+)", m["devs"])
+    addr = found[0][1] if found else None
     return {"value": " ".join(f"{i}:{a}" for i, a in found), "iface": found[0][0] if found else None,
-            "peer": found[0][1] if found else None}
+            "peer": None if addr is None or addr.startswith("<") else addr}
 
 
 def _old_socket_using(m: re.Match) -> dict:

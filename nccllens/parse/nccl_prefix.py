@@ -7,7 +7,8 @@
 - TRACE  ``host:pid:tid [dev] <elapsed ms> FUNC:LINE NCCL TRACE <body>``
 - CALL   ``host:pid:tid NCCL CALL <body>`` (2.13+, no ``[dev]``)
 - 2.26+: an optional ``[YYYY-MM-DD HH:MM:SS(.f)] `` wall-clock stamp before the host
-- a paste that kept only ``[dev] NCCL INFO <body>`` of the prefix (no host, pid or tid)
+- a paste that kept only ``[dev] NCCL INFO <body>`` of the prefix (no host, pid or tid), or none of it
+  (``NCCL INFO <body>`` at the start of the line)
 - the bare banner ``NCCL version 2.x.y+cudaX.Y`` (no host prefix; 2.26+ may stamp it too)
 - before 2.3, the level without ``NCCL``: ``host:pid:tid [dev] INFO <body>``,
   ``host:pid:tid [dev] FILE:LINE WARN <body>`` (only with the whole ``host:pid:tid [dev]`` prefix)
@@ -27,7 +28,8 @@ _STAMP = r"\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?"
 _LINE = lazy_regex.compile(
     r"(?:" + _STAMP + r")?"
     r"(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) (?:\[(?P<dev>-?\d+)\] )?"
-    r"|(?<![\w:])\[(?P<dev2>-?\d+)\] )"  # a paste that kept only the [dev] of the prefix
+    r"|(?<![\w:])\[(?P<dev2>-?\d+)\] "  # a paste that kept only the [dev] of the prefix
+    r"|^\s*)"  # ...or none of it: the line starts with the level
     r"(?:(?P<elapsed>\d+\.\d+) )?"
     r"(?:(?P<src>[^\s:]+):(?P<srcline>\d+) (?:\((?P<func>[^)]*)\) )?)?"
     r"NCCL (?P<lvl>INFO|WARN|TRACE|CALL)(?: (?P<body>.*))?$"

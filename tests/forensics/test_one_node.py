@@ -46,3 +46,18 @@ def test_sockets_over_ipoib_on_one_host_stay_context():
     # https://github.com/microsoft/MeshTransformer/issues/38: one 8-GPU node, NET/Socket over ib0, libibverbs missing
     found = _fallback("healthy_meshtransformer_aml_mpi_libibverbs_warn")
     assert found and all(sev == "info" for _, sev, _ in found)
+
+
+def test_sockets_over_ipoib_in_a_paste_without_host_names_are_the_fallback_cause():
+    # https://github.com/sgl-project/sglang/pull/1427 (libibverbs added to the Docker image): the author pasted the
+    # two NCCL lines with the prefix stripped and the address redacted; nothing shows the job was on one node
+    report = nccllens.analyze(str(PUBLIC / "sglang_docker_no_libibverbs_socket_over_ib0"))
+    assert report.verdict.category == "ib_fallback"
+    assert report.findings[0].severity == "warning"
+
+
+def test_a_device_nccl_could_not_open_is_the_fallback_not_an_unexplained_warn():
+    # https://github.com/NVIDIA/nccl/issues/451: ibv_open_device fails inside Docker, then "No device found"
+    report = nccllens.analyze(str(PUBLIC / "deepspeed_docker_ibv_open_device_failed_socket"))
+    assert report.verdict.category == "ib_fallback"
+    assert report.findings[0].rule == "NL-IB-015"

@@ -282,3 +282,17 @@ def test_nccl_2_2_lines_without_the_nccl_word_are_nccl_lines():
     socket = events.filter(events["kind"].cast(str) == "nccl.net_socket").row(0, named=True)
     assert socket["iface"] == "ib0"
     assert events.filter(events["family"].cast(str) == "nccl").height == 2  # a plain "INFO" log line is not NCCL's
+
+
+def test_a_line_whose_whole_prefix_was_stripped_is_still_an_nccl_event():
+    # https://github.com/NVIDIA/nccl/issues/451: the reporter pasted NCCL lines without host:pid:tid [dev]
+    e = one("NCCL INFO NET/Socket : Using [0]bond0:200.1.93.2<0>")
+    assert (e["kind"], e["iface"], e["peer"], e.get("host")) == ("nccl.net_socket", "bond0", "200.1.93.2<0>", None)
+    w = one("misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed")
+    assert (w["kind"], w["key"]) == ("nccl.warn", "misc/ibvwrap.cc:212")
+
+
+def test_a_socket_line_with_a_redacted_address_keeps_its_interface():
+    # https://github.com/sgl-project/sglang/pull/1427: the author replaced the address with "<ip>"
+    e = one("NCCL INFO NET/Socket : Using [0]ib0.<ip>")
+    assert (e["kind"], e["iface"], e.get("peer")) == ("nccl.net_socket", "ib0", None)
