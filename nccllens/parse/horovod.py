@@ -6,8 +6,10 @@ tensors that some ranks submitted and others did not, and names the missing ones
 - ≤ 0.19 (``operations.cc``): ``[<time>: W horovod/common/operations.cc:588] <tensor> [missing ranks: 1, 3]``,
   after the head line ``One or more tensors were submitted to be reduced, gathered or broadcasted by subset
   of ranks and are waiting for remainder of ranks for more than 60 seconds. …`` and ``Stalled ops:``;
-- ≥ 0.20 (``stall_inspector.cc``): the same head line, then ``Missing ranks:`` and one ``<rank>: [<tensors>]``
-  line per missing rank.
+- ≥ 0.20 (``stall_inspector.cc``): the same head line, then ``Stalled ranks:`` (``Missing ranks:`` in some
+  builds) and one ``<rank>: [<tensors>]`` line per missing rank (``<rank>!:`` when that rank is shutting down);
+- 0.11 and older: the head line ends in ``Stalled ops: <tensor> [ready ranks: 0, 2, …]`` on the same line;
+  the missing ranks are the gaps in the ready set (ranks above the highest ready rank cannot be told).
 
 Each gives a ``horovod.stall`` event whose ``peer`` is the missing ranks (``rank 1``, ``ranks 1, 3``) when
 the line names them; the tensor is the ``key``. Mixed-in ``mpirun --tag-output`` prefixes (``[1,0]<stderr>:``
@@ -25,13 +27,15 @@ from nccllens.parse.torch_patterns import ranks_list
 
 FAMILY = "horovod"
 
-PREFILTER = r"\[missing ranks: [\d, ]+\]|waiting for remainder of ranks for more than \d+ seconds|^Missing ranks:\s*$"
+PREFILTER = (r"\[missing ranks: [\d, ]+\]|waiting for remainder of ranks for more than \d+ seconds"
+             r"|^(?:Missing|Stalled) ranks:\s*$")
 
 _TAG = lazy_regex.compile(r"\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:")  # mpirun --tag-output, horovodrun
 _MISSING = lazy_regex.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
 _HEAD = lazy_regex.compile(r"waiting for remainder of ranks for more than (?P<s>\d+) seconds")
 _TS = lazy_regex.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): [WEI] ")
-_RANK_LINE = lazy_regex.compile(r"^\s*(?:\d+:\s*)?(?P<rank>\d+): \[(?P<key>[^\]]*)\]")  # "1: [tensors]" (maybe labelled)
+_READY = lazy_regex.compile(r"(?P<key>[^\s\]]*)\s*\[ready ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
+_RANK_LINE = lazy_regex.compile(r"^\s*(?:\d+:\s*)?(?P<rank>\d+)!?: \[(?P<key>[^\]]*)\]?")  # "1: [tensors]" (maybe labelled)
 
 
 def _time(body: str) -> dict:
@@ -57,6 +61,16 @@ def _listed_ranks(line: Line, ctx: FileContext) -> tuple[list[str], str | None]:
     return nums, key
 
 
+def _not_ready(body: str) -> tuple[list[int], str | None]:
+    """The ranks missing from the ``[ready ranks: …]`` lists of an old stall line: the gaps below the highest
+    ready rank (the world size is not printed), and the first stalled tensor."""
+    found = list(_READY.finditer(body))
+    if not found:
+        return [], None
+    ready = {int(r) for m in found for r in m["ranks"].replace(" ", "").split(",")}
+    return sorted(set(range(max(ready) + 1)) - ready), found[0]["key"] or None
+
+
 def _event(line: Line, ctx: FileContext) -> dict | None:
     body = _TAG.sub("", line.message).strip()
     m = _MISSING.search(body)
@@ -65,9 +79,11 @@ def _event(line: Line, ctx: FileContext) -> dict | None:
                          message=body, **_time(body))
     head = _HEAD.search(body)
     if head:
+        gaps, key = _not_ready(body)
+        extra = {"peer": ranks_list(" ".join(map(str, gaps))), "key": key} if gaps else {}
         return event_for(line, "horovod.stall", timeout_ms=int(head["s"]) * 1000, level="warning",
-                         message=body, **_time(body))
-    if body == "Missing ranks:":
+                         message=body, **extra, **_time(body))
+    if body in ("Missing ranks:", "Stalled ranks:"):
         nums, key = _listed_ranks(line, ctx)
         if nums:
             return event_for(line, "horovod.stall", peer=ranks_list(" ".join(nums)), key=key, level="warning", message=body)

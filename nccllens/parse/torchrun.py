@@ -35,6 +35,7 @@ PREFILTER = (
     r"|(?:Starting|Stopping) worker group|worker group successfully finished|Local worker group finished"
     r"|new nodes from group_rank="
     r"|failed \(exitcode: -?\d+\) local_rank: |\(local[_ ]rank: ?\d+\)\s*,?\s*exitcode|exits with return code = -?\d+"
+    r"|[Pp]rocess \d+ terminated with (?:signal|exit code)"
     r"|Sending process \d+ closing signal|Closing process \d+ via signal|Unable to shutdown process \d+ via"
     r"|death signal, shutting down workers|Got termination signal|Process \d+ got signal: "
     r"|stuck in uninterruptible sleep|did not exit after"

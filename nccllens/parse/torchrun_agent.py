@@ -103,6 +103,23 @@ def _launcher_exit(body: str) -> dict | None:
     return event
 
 
+# torch.multiprocessing.spawn (mp.spawn, detectron2's launch, ...) names the failed child by its process
+# index, which is the local rank it was given: "process 3 terminated with signal SIGKILL",
+# "process 0 terminated with exit code 1"
+_SPAWN_EXIT = lazy_regex.compile(
+    rf"\b[Pp]rocess (?P<lr>\d{{1,5}}) terminated with (?:signal (?P<sig>{_SIG})|exit code (?P<code>-?\d+))")
+
+
+def _spawn_exit(body: str) -> dict | None:
+    m = _SPAWN_EXIT.search(body)
+    if not m or m["code"] == "0":
+        return None
+    sig = signal_name(m["sig"]) if m["sig"] else None
+    code = int(m["code"]) if m["code"] else None
+    return {"kind": "torchrun.worker_failed", "level": "error", "local_rank": int(m["lr"]), "exit_code": code,
+            "signal": sig, "key": "spawn"}
+
+
 def _flat_row(body: str) -> dict | None:
     m = FLAT_ROW.search(body)
     if not m:
@@ -179,7 +196,7 @@ def _rendezvous(body: str) -> dict | None:
     return None
 
 
-MATCHERS: tuple[Callable[[str], dict | None], ...] = (_worker_failed, _flat_row, _launcher_exit, _signals,
+MATCHERS: tuple[Callable[[str], dict | None], ...] = (_worker_failed, _flat_row, _launcher_exit, _spawn_exit, _signals,
                                                       _group_state, _rendezvous)
 
 

@@ -51,3 +51,18 @@ def test_horovodrun_tags_on_the_missing_ranks_lines_are_read():
     report = nccllens.analyze(str(case / "horovodrun.log"))
     assert report.verdict.category == "rank_divergence"
     assert report.findings[0].rule == "NL-HVD-001" and report.findings[0].ranks == [0, 1]
+
+
+def test_the_stalled_ranks_shape_names_its_ranks():
+    # https://github.com/google/automl/issues/563 (horovod 0.19: "Stalled ranks:", then "<rank>: [tensors]"):
+    # rank 0 misses the broadcasts, rank 1 the allreduces
+    report = nccllens.analyze(str(ROOT / "fixtures" / "public" / "horovod_efficientdet_2gpu_stall_rank0_broadcast_rank1_allreduce"))
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule, top.ranks) == ("rank_divergence", "NL-HVD-001", [0, 1])
+
+
+def test_the_oldest_shape_names_the_gaps_in_the_ready_ranks():
+    # https://github.com/horovod/horovod/issues/215 (horovod 0.11, 32 ranks): every rank but 16 is ready
+    report = nccllens.analyze(str(ROOT / "fixtures" / "public" / "horovod_32rank_keras_resnet_allreduce_stall_rank16_not_ready"))
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule, top.ranks) == ("rank_divergence", "NL-HVD-001", [16])

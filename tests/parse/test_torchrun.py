@@ -254,3 +254,13 @@ FRAGMENTS = [
 def test_parse_never_raises(text):
     for e in run(text):
         assert e["kind"].startswith("torchrun.")
+
+
+def test_a_spawned_child_that_died_is_a_failed_worker_with_its_local_rank():
+    # https://github.com/shenyunhang/DRN-WSOD-pytorch/issues/11: detectron2's launch uses torch.multiprocessing.spawn
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "detectron2_mpspawn_4gpu_process3_sigkill_weights_load_ram"
+    report = nccllens.analyze(str(case))
+    top = report.findings[0]
+    assert (report.verdict.category, top.ranks) == ("host_oom", [3])
