@@ -67,7 +67,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
 
     quiet_one_node_fallback(findings, table, job, summaries)  # no RDMA is harmless inside one node
     raise_ipoib_fallback(findings, table, job, summaries)  # ...and a fallback between nodes that have InfiniBand
-    verdict, ranked = rank_findings(findings, table, job, lang, recovered)
+    verdict, ranked = rank_findings(findings, table, job, lang, recovered, harmless=_harmless(hits, table))
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))
     inputs = sorted(inputs, key=lambda i: i.path)  # the inventory reads the same whatever the argument order
@@ -142,3 +142,17 @@ def _job(events):
         from nccllens.report.model import JobModel
 
         return JobModel(), []
+
+
+def _harmless(hits, table):
+    """(file, line) of the events that only info-severity rules matched: lines the rules call noise."""
+    import polars as pl
+
+    noise = [h.events.select("file", "line") for h in hits if h.rule.severity == "info" and h.events.height]
+    if not noise:
+        return None
+    told = [h.events.select("file", "line") for h in hits if h.rule.severity != "info" and h.events.height]
+    keys = pl.concat(noise).unique()
+    if told:
+        keys = keys.join(pl.concat(told).unique(), on=["file", "line"], how="anti")
+    return keys.with_columns(pl.col("file").cast(table.schema["file"]), pl.col("line").cast(table.schema["line"]))

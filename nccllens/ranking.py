@@ -104,10 +104,11 @@ def _refines(a: Finding, b: Finding) -> bool:
 
 
 def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: str,
-                  recovered: bool = False) -> tuple[Verdict, list[Finding]]:
+                  recovered: bool = False, harmless=None) -> tuple[Verdict, list[Finding]]:
     """The findings in causal order and the verdict. ``recovered``: the job failed once and the launcher's
     restart then finished it (``analyses.shutdown.recovered_by_restart``): its error lines are no failure
-    of the job."""
+    of the job. ``harmless``: (file, line) of error lines an info rule claimed (known noise, such as NCCL's
+    proxy thread reading closed connections at exit): they are no sign of a failure either."""
     job = job or JobModel()
     times, shown = _times(findings, events)
     specs = [set(f.explains) for f in findings]
@@ -179,6 +180,8 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not _generic(f, job):
             f.ranks = sorted(int(r) for r, h in job.rank_hosts.items() if h in f.hosts)
     _agreement(out, job)
+    if harmless is not None and harmless.height and events is not None and getattr(events, "height", 0):
+        events = events.join(harmless, on=["file", "line"], how="anti")
     saw, untold = (False, False) if recovered else _failure_signs(events)
     return _verdict(out, job, lang, saw, untold), out
 

@@ -15,12 +15,27 @@ from nccllens.analyses.common import NONE, NOT_STATED, UNNAMED_OP, hosts_of, maj
 from nccllens.report.model import Finding
 
 STUCK_KINDS = ("torch.watchdog_timeout", "torch.pg_status")
+BEHIND_AT_MOST = 16  # collectives a rank's own timed-out work may trail the others' and still be this group's
 NEVER_SEEN_SHARE = 0.25  # more absent ranks than this, never seen at all: missing logs, not a culprit
 
 
 def _stuck(events: pl.DataFrame) -> pl.DataFrame:
+    """The stuck works, keyed by process group: its name where the line states it, else its timeout (one
+    group's works share one timeout, so two timeouts in a log without PG names are two groups)."""
     return (events.filter(pl.col("kind").is_in(STUCK_KINDS) & pl.col("rank").is_not_null() & pl.col("seq").is_not_null())
-            .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk")))
+            .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk"),
+                          pl.when(pl.col("pg").is_null()).then(pl.col("timeout_ms")).alias("tmo")))
+
+
+def _behind_own_timeout(group: pl.DataFrame, seq: int, waiting: set[int]) -> set[int]:
+    """Ranks whose own watchdog timed out a few collectives before the one two or more others wait in: they
+    never reached it. One rank's view against another's says nothing about who is behind, numbers far
+    apart are other runs or groups, and point-to-point works are left out (their numbers differ by design)."""
+    if len(waiting) < 2:
+        return set()
+    own = group.filter((pl.col("kind") == "torch.watchdog_timeout") & pl.col("seq").is_between(seq - BEHIND_AT_MOST, seq - 1)
+                       & ~pl.col("op").cast(pl.String).fill_null("").str.contains("(?i)SEND|RECV"))
+    return set(own["rank"].to_list()) - waiting
 
 
 def _category(culprits: set[int], dead, inferred: bool) -> str | None:
@@ -39,12 +54,13 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
     if not stuck.height:
         return []
     out = []
-    for (pgk,), group in stuck.group_by(["pgk"], maintain_order=True):
+    for (pgk, _), group in stuck.group_by(["pgk", "tmo"], maintain_order=True):
         per_rank = group.group_by("rank").agg(pl.col("seq").min())
         seq = int(per_rank["seq"].mode().sort()[-1])
         waiting = set(per_rank.filter(pl.col("seq") == seq)["rank"].to_list())
         status = group.filter((pl.col("kind") == "torch.pg_status") & pl.col("last_enqueued").is_not_null())
         laggers = set(status.filter(pl.col("last_enqueued") < seq)["rank"].to_list())
+        laggers |= _behind_own_timeout(group, seq, waiting)
         absent: set[int] = set()
         default = pgk in ("0", "default_pg") or "default_pg" in pgk
         # without a stated size, the ranks below the highest one seen still exist (ranks count from 0):

@@ -161,3 +161,19 @@ def test_nccl_names_the_rank_of_a_mismatched_collective(tmp_path):
     # https://github.com/NVIDIA/nccl/issues/296
     report = analyze(tmp_path, lines_of("nccl248_mismatched_collective_rank39", "train.log"))
     assert report.verdict.category == "rank_divergence" and report.findings[0].rule == "NL-NCCL-015"
+
+
+def test_an_error_line_an_info_rule_calls_noise_is_no_sign_of_failure(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/851: training ends, then the proxy thread reads closed connections
+    report = nccllens.analyze(str(PUBLIC / "healthy_ddp_azure_epoch5_end_service_thread_unknown_command"))
+    assert report.verdict.category == "none"
+    assert [f.rule for f in report.findings] == ["NL-NCCL-016"]
+
+
+def test_a_rank_whose_own_timeout_is_an_earlier_collective_never_reached_the_others_one(tmp_path):
+    # https://github.com/FlagOpen/FlagEmbedding/issues/764: ranks 0 and 2 time out in ALLGATHER 6207, rank 1 in
+    # 6206; rank 0's ALLREDUCE 6029 has another timeout, so it is another process group
+    case = PUBLIC / "flagembedding_allgather_rank1_seq6206_vs_6207_size_mismatch"
+    report = analyze(tmp_path, (case / "console.log").read_text(encoding="utf-8"), name="console.log")
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule, top.ranks) == ("rank_divergence", "AN-COLLECTIVE-ABSENT", [1])
