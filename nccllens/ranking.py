@@ -78,8 +78,14 @@ FALLBACKS = ("AN-UNCLAIMED",)  # a failure no rule recognises: below every recog
 
 
 def _tier(f: Finding, job: JobModel) -> int:
-    if _generic(f, job) or f.rule in FALLBACKS:
+    """0: says where (ranks, or hosts that single out part of the job); 1: finds the culprit by comparing
+    ranks (``LOCATORS``), or says nothing of where in logs that name one host or none (there it is as
+    specific as the logs allow); 2: says nothing of where in a job of several hosts, or a fallback."""
+    if f.rule in FALLBACKS:
         return 2
+    if _generic(f, job):
+        unplaced = not f.ranks and not f.hosts and f.confidence > WEAK and len(set(job.hosts or [])) <= 1
+        return 1 if unplaced else 2
     return 1 if f.rule in LOCATORS else 0
 
 
