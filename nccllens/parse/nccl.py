@@ -73,6 +73,9 @@ def _info_event(line: Line, pre: NcclPrefix) -> dict | None:
 def _warn_event(line: Line, pre: NcclPrefix) -> dict:
     fields = warn_fields(pre.body)
     ev = _event(line, pre, "nccl.warn", fields.pop("level"), pre.body)
+    own = fields.pop("own_rank", None)
+    if own is not None:
+        ev["rank"] = line.rank if line.rank is not None else own
     ev["key"] = pre.src
     if pre.func:
         ev["detail"] = pre.func

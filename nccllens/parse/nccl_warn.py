@@ -54,9 +54,16 @@ _ERRNO = lazy_regex.compile(r"(?:returned (?P<ret2>\d+)\(|error:? [^()]*\((?P<er
                     r"|res=(?P<res>-?\d+))")
 
 
+# "[Proxy Service %d] ..." prints the rank of the process whose proxy thread warns (comm->rank, tpRank)
+_PROXY_OWN = lazy_regex.compile(r"\[Proxy Service (?P<own>\d{1,6})\]")
+
+
 def warn_fields(body: str) -> dict:
-    """Typed fields for one WARN body; never raises."""
+    """Typed fields for one WARN body (``own_rank``: the writer's rank where the body states it); never raises."""
     out: dict = {"level": "warning"}
+    own = _PROXY_OWN.search(body)
+    if own:
+        out["own_rank"] = int(own["own"])
     for name, level, rx in _CLASSES:
         m = rx.search(body)
         if m is None:

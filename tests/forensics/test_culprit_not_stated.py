@@ -1,5 +1,5 @@
-"""A finding that cannot say where ranks as high as the logs allow: in logs that name one host or none,
-no host is no sign that it is vague."""
+"""Where the culprit is when the lines do not say it: a finding without a host in logs of one host or none, and the
+main process that other ranks wait for."""
 
 from __future__ import annotations
 
@@ -28,3 +28,14 @@ def test_a_finding_that_names_its_host_still_comes_before_one_that_does_not():
     # https://github.com/awslabs/ai-on-eks/issues/240: the unresolvable rendezvous host is named
     report = nccllens.analyze(str(PUBLIC / "slinky_slurm_eks_rdzv_hostname_slinky0_unresolvable"))
     assert report.findings[0].rule == "NL-NET-008" and report.findings[0].hosts == ["slinky-0"]
+
+
+def test_a_traceback_that_stops_in_main_process_first_blames_the_main_process(tmp_path):
+    # https://github.com/shibing624/MedicalGPT/issues/425: ranks 1 and 3 time out in the barrier of
+    # main_process_first while rank 0 tokenises the dataset
+    case = PUBLIC / "medicalgpt_rank0_tokenizing_29min_ranks1_3_main_process_first_barrier_timeout"
+    (tmp_path / "train.log").write_bytes((case / "train.log").read_bytes())
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule, top.ranks) == ("straggler", "AN-MAIN-FIRST-WAIT", [0])
+    assert "main_process_first" in top.summary
