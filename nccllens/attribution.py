@@ -1,8 +1,8 @@
 """Give every event the rank and host the logs offer, from all sources together.
 
 Order of evidence (a value the line itself states is never overwritten):
-1. NCCL ``Init START/COMPLETE`` lines and torchrun failure tables: (host, pid) → global rank (of the
-   largest communicator, for NCCL);
+1. NCCL ``Init START/COMPLETE`` lines, NCCL WARNs that state their writer's rank (``[Proxy Service N]``)
+   and torchrun failure tables: (host, pid) → global rank (of the largest communicator, for NCCL);
 1a. a process's own NCCL transport lines (``Channel 00 : 2[1040] -> 0[1020]`` is written by rank 2), for
    (host, pid) pairs no Init line maps (``summaries.channel_ranks``);
 1b. kernel lines naming a GPU's PCI address: the rank whose NCCL busId is that GPU, on that host;
@@ -67,7 +67,7 @@ def _attributed(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None)
     # 1. NCCL init: (host, pid) -> rank in the largest communicator that process joined
     init = (
         events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete", "torchrun.root_cause",
-                                            "torchrun.failure"])
+                                            "torchrun.failure", "nccl.warn"])
                       & pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
         .sort(["nranks", "rank"], descending=[True, False], nulls_last=True)
         .group_by(["host", "pid"], maintain_order=True).agg(pl.col("rank").first())

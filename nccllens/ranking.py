@@ -127,7 +127,10 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         f, t = findings[i], times[i]
         # ends with what tells two findings of one rule apart, so that the order is total: findings
         # made in an order polars does not fix (a group_by) still come out the same every run
-        return (_ROLE.get(f.role, 3), _tier(f, job), _SEVERITY.get(f.severity, 3), t is None, t or datetime.max,
+        # how precisely a finding places its culprit orders causes; symptoms and context come in the order
+        # of their severity, time and confidence (a relay that names its writer's rank is no better placed)
+        tier = _tier(f, job) if f.role == "cause" else 0
+        return (_ROLE.get(f.role, 3), tier, _SEVERITY.get(f.severity, 3), t is None, t or datetime.max,
                 -f.confidence, f.rule, f.ranks, f.hosts, f.title, [(e.file, e.line) for e in f.evidence])
 
     def can_explain(i: int, j: int) -> bool:
