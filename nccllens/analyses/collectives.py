@@ -20,11 +20,12 @@ NEVER_SEEN_SHARE = 0.25  # more absent ranks than this, never seen at all: missi
 
 
 def _stuck(events: pl.DataFrame) -> pl.DataFrame:
-    """The stuck works, keyed by process group: its name where the line states it, else its timeout (one
-    group's works share one timeout, so two timeouts in a log without PG names are two groups)."""
+    """The stuck works, keyed by process group: its name where the line states it, and where unnamed works
+    show two or more timeouts, the timeout too (one group's works share one timeout)."""
     return (events.filter(pl.col("kind").is_in(STUCK_KINDS) & pl.col("rank").is_not_null() & pl.col("seq").is_not_null())
-            .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk"),
-                          pl.when(pl.col("pg").is_null()).then(pl.col("timeout_ms")).alias("tmo")))
+            .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk"))
+            .with_columns(pl.when(pl.col("pg").is_null() & (pl.col("timeout_ms").drop_nulls().n_unique().over("pgk") > 1))
+                          .then(pl.col("timeout_ms")).alias("tmo")))
 
 
 def _behind_own_timeout(group: pl.DataFrame, seq: int, waiting: set[int]) -> set[int]:
