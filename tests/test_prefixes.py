@@ -288,6 +288,19 @@ def test_a_shell_prompt_names_the_file_host(tmp_path):
     assert set(events["host"].drop_nulls().cast(str).unique()) == {"8d6bf97c3bf4"}
 
 
+def test_a_zsh_prompt_names_the_file_host():
+    # https://github.com/rwth-i6/returnn/issues/1486: the reporter pasted his terminal with
+    # zsh's default prompt "user@host dir %"
+    from pathlib import Path
+
+    from nccllens.parse.prefixes import file_facts
+
+    case = Path(__file__).resolve().parents[1] / "fixtures" / "public" / "returnn_4x1080ti_cn234_hang_nvidia_smi_device_handle_pcie_aer"
+    lines = [ln for f in sorted(case.glob("*.log")) for ln in f.read_text(encoding="utf-8").splitlines() if "@cn-234 " in ln]
+    assert lines and file_facts(lines[:3]).host == "cn-234"
+    assert file_facts(["a@b ~ 50% done"]).host is None
+
+
 def test_the_rank_a_line_states_beats_the_path(tmp_path):
     # a file named for rank 0 that holds rank 1's prefixed output (a shared console saved under one name)
     import nccllens

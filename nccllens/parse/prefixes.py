@@ -112,16 +112,17 @@ SHAPES: tuple[Shape, ...] = (
     Shape("rank_word", lazy_regex.compile(r"Rank (?P<rank>\d{1,6}): ")),
     # srun --label pads the task id: "%*d: "
     Shape("srun", lazy_regex.compile(r"\s*(?P<rank>\d{1,6}): ")),
-    # a shell prompt names the host: user@host:~/dir$ , [user@host dir]#
-    Shape("prompt", lazy_regex.compile(r"(?:\([\w.-]+\) )?(?:[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*):[~/][^\s$#]*"
-                               r"|\[[A-Za-z_][\w.-]*@(?P<host2>[A-Za-z0-9][\w.-]*) [^\]]*\])[#$] ")),
+    # a shell prompt names the host: user@host:~/dir$ (bash), [user@host dir]# (RHEL), user@host ~ % (zsh)
+    Shape("prompt", lazy_regex.compile(r"(?:\([\w.-]+\) )?(?:[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*):[~/][^\s$#]*[#$]"
+                               r"|\[[A-Za-z_][\w.-]*@(?P<host2>[A-Za-z0-9][\w.-]*) [^\]]*\][#$]"
+                               r"|[A-Za-z_][\w.-]*@(?P<host3>[A-Za-z0-9][\w.-]*) (?:~|/)[^\s%#$]* [%#]) ")),
     # pdsh / DeepSpeed's launcher: "host: "
     Shape("pdsh", lazy_regex.compile(r"(?P<host>[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): "), check=_pdsh_host),
     # a CI or benchmark harness's timestamp before another prefix
     Shape("ci_ts", lazy_regex.compile(r"\[?(?P<ts>" + _TS + r")(?:Z|[+-]\d\d:?\d\d)?\]? +"), lead=True),
 )
 _BY_NAME = {s.name: s for s in SHAPES}
-_ROLES = ("rank", "local_rank", "host", "host2", "pid", "ts")
+_ROLES = ("rank", "local_rank", "host", "host2", "host3", "pid", "ts")
 
 # how any shape can start (a digit, a bracket, a parenthesis, blank, "Rank N", a prompt, or a host
 # name and ": "): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left
@@ -196,8 +197,9 @@ def _take(out: Prefixes, shape: Shape, m: re.Match[str]) -> None:
     found = {k: v for k, v in m.groupdict().items() if k in _ROLES and v is not None}
     if shape.fields is not None:
         found.update(shape.fields(m))
-    if "host2" in found:
-        found.setdefault("host", found.pop("host2"))
+    for alt in ("host2", "host3"):
+        if alt in found:
+            found.setdefault("host", found.pop(alt))
     for key, value in found.items():
         if getattr(out, key) is not None:
             continue
@@ -287,7 +289,7 @@ def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
         if "@" in raw[:MAX_LEAD]:
             p = prompt.match(raw)
             if p:
-                prompts[p["host"] or p["host2"]] += 1
+                prompts[p["host"] or p["host2"] or p["host3"]] += 1
         if "ost" in raw[:12]:
             h = _HOSTNAME_LINE.match(raw)
             if h:
