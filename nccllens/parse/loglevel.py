@@ -37,6 +37,9 @@ _SHAPES = (
 )
 PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", shape) for shape in _SHAPES)
 _COMPILED = [lazy_regex.compile(shape) for shape in _SHAPES]
+# an error record's text as rules see it: long enough for the facts at the end of a long line (Ray's OOM line
+# names the node, its usage and the threshold past character 300), bounded all the same
+MESSAGE_CHARS = 2000
 
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
@@ -51,5 +54,5 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             rest = (groups.get("rest") or "").strip()
             if rest:
                 yield event_for(line, "log.error", family=FAMILY, level="critical" if critical else "error",
-                                message=rest[:300])
+                                message=rest[:MESSAGE_CHARS])
             break

@@ -36,7 +36,7 @@ _SIG = r"(?:Signals\.)?SIG[A-Z0-9]+"
 
 _WORKER_FAILED = lazy_regex.compile(
     r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+) \(pid: (?P<pid>\d+)\) "
-    r"of (?:binary|fn): (?P<what>.*)"
+    r"of (?:binary|fn):(?: (?P<what>.*))?"  # a paste may lose the trailing blank when the binary wrapped
 )
 # a ChildFailedError table row whose line breaks and padding a paste lost (a web page joined the ``rank``,
 # ``exitcode`` and ``error_file`` rows, Markdown ate the underscores): ``rank2 (local rank: 2)exitcode: -9
@@ -80,7 +80,7 @@ def _worker_failed(body: str) -> dict | None:
     code = int(m["code"])
     return {
         "kind": "torchrun.worker_failed", "exit_code": code, "local_rank": int(m["lr"]), "pid": int(m["pid"]),
-        "signal": signal_for_exit(code), "value": m["what"].strip(),
+        "signal": signal_for_exit(code), "value": (m["what"] or "").strip() or None,
     }
 
 

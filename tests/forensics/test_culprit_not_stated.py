@@ -39,3 +39,14 @@ def test_a_traceback_that_stops_in_main_process_first_blames_the_main_process(tm
     top = report.findings[0]
     assert (report.verdict.category, top.rule, top.ranks) == ("straggler", "AN-MAIN-FIRST-WAIT", [0])
     assert "main_process_first" in top.summary
+
+
+def test_the_node_named_past_the_300th_character_of_an_error_record_is_the_culprit(tmp_path):
+    # https://github.com/vllm-project/vllm/issues/15102: vLLM's logger prints Ray's OOM record; the node's IP is
+    # early in the line, the usage and threshold the rule reads come after character 300
+    case = PUBLIC / "vllm_v1_ray_tp16_h20_channel_timeout_worker_2tb_host_oom"
+    for f in case.glob("*.log"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule, top.hosts) == ("host_oom", "NL-JOB-040", ["29.45.33.204"])

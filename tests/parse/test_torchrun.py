@@ -264,3 +264,13 @@ def test_a_spawned_child_that_died_is_a_failed_worker_with_its_local_rank():
     report = nccllens.analyze(str(case))
     top = report.findings[0]
     assert (report.verdict.category, top.ranks) == ("host_oom", [3])
+
+
+def test_a_failed_worker_line_whose_binary_wrapped_to_the_next_line_is_still_read():
+    # https://github.com/lm-sys/FastChat/issues/1294: the paste ends the line at "of binary:" (the binary
+    # wrapped to the next line) and the blank after the colon is gone
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "fastchat_vicuna13b_fsdp_offload_8proc_local_rank6_sigkill_at_save"
+    report = nccllens.analyze(str(case))
+    assert (report.verdict.category, report.findings[0].ranks) == ("host_oom", [6])
