@@ -262,7 +262,9 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
     an nccl-tests run whose header never got a result row): GPU peer-to-peer that hangs (ACS, IOMMU, a
     PCIe switch without P2P) is the usual cause. A suspect, at low confidence: the experiment decides."""
     hosts = [str(h) for h in events["host"].drop_nulls().unique().to_list()]
-    if len(hosts) != 1:
+    members = events.filter(pl.col("kind") == "progress.bench_rank")
+    one_process = bool(members.height) and members["pid"].is_null().all() and not hosts  # NCCL 1.x tests
+    if len(hosts) != 1 and not one_process:
         return []  # one node, and the logs must say which: an excerpt without hosts may span many
     errors = events.filter(pl.col("level").is_in(["error", "critical"]))
     waits = events.filter(pl.col("kind") == "torch.watchdog_timeout")
@@ -294,8 +296,9 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
     else:
         return []
     ranks = sorted({int(r) for r in evidence["rank"].drop_nulls().to_list()})
+    node = hosts[0] if hosts else PerLang(en="the test's node", zh="运行测试的节点")
     return [make_finding("AN-FIRST-COLLECTIVE-HANG", lang, evidence, ranks=(), hosts=hosts,
-                         stuck=stuck, node=hosts[0], waiting=rank_list(ranks) if ranks else PerLang(en="all", zh="所有"))]
+                         stuck=stuck, node=node, waiting=rank_list(ranks) if ranks else PerLang(en="all", zh="所有"))]
 
 
 def wallclock_kill(events: pl.DataFrame, lang: str) -> list[Finding]:

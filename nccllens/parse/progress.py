@@ -25,7 +25,8 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
   ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
 - ``progress.bench_rank``: a ``#  Rank  0 Group  0 Pid  9822 on host device  0 [...]`` line of that header
-  (``rank``, ``host``, ``pid``): who takes part and where.
+  (``rank``, ``host``, ``pid``): who takes part and where; NCCL 1.x's ``   Rank  0 uses device  0 [0x05] ...``
+  (one process drives every GPU: no pid, no host). 1.x marks its header lines with ``>`` instead of ``#``.
 
 A rank stated in the message itself (``[rank 3]``, ``rank 3:``, ``[Rank 3]``) wins over the path's.
 """
@@ -41,7 +42,8 @@ from nccllens.parse.base import FileContext, Line, event_for
 FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
-             r"|# Using devices|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|#\s+out-of-place\s+in-place"
+             r"|[#>] Using devices|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
+             r"|^\s+Rank\s+\d+\s+uses device\s+\d+\s+\["
              r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished training\b"
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
@@ -56,13 +58,15 @@ FINISHED = lazy_regex.compile(r"Process (?P<pid>\d+) exits successfully|Training
 # work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
 COUNT = lazy_regex.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
-BENCH = lazy_regex.compile(r"^# (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
-                   r"|^#\s+(?P<table>out-of-place)\s+in-place"
+BENCH = lazy_regex.compile(r"^[#>] (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
+                   r"|^[#>]\s+(?P<table>out-of-place)\s+in-place"
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
 
 BENCH_RANK = lazy_regex.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)"
-                        r"\s+device\s+(?P<dev>\d+)")
+                        r"\s+device\s+(?P<dev>\d+)"
+                        # NCCL 1.x's tests drive every GPU from one process: "   Rank  0 uses device  0 [0x05] Tesla M40"
+                        r"|^\s+Rank\s+(?P<rank1>\d{1,7})\s+uses device\s+(?P<dev1>\d+)\s+\[")
 
 BAR = lazy_regex.compile(
     r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%(?:\|[^|\r]*\|\s*|\s+(?=[\d.]+[kMG]?/[\d.]+[kMG]?\s*\[[\d:]+<))"
@@ -123,7 +127,8 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
         member = BENCH_RANK.search(text)
         if member:
             yield event_for(line, "progress.bench_rank", level="debug", message=text.strip()[:300],
-                            rank=int(member["rank"]), host=member["host"], pid=int(member["pid"]))
+                            rank=int(member["rank"] or member["rank1"]), host=member["host"],
+                            pid=int(member["pid"]) if member["pid"] else None)
             continue
         bench = BENCH.search(text)
         if bench:

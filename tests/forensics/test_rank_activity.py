@@ -298,6 +298,16 @@ def test_nccl_tests_column_header_without_a_row_is_the_first_size_hanging_even_w
     assert (top.rule, top.category, top.hosts) == ("AN-FIRST-COLLECTIVE-HANG", "p2p_topology", ["4090-01-R02"])
 
 
+def test_an_nccl_1x_test_is_one_process_on_one_node_even_without_a_host(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/104: NCCL 1.x's single-process all_reduce_test on 8 M40s stops after
+    # its column header ("> out-of-place in-place"); its device lines name no host, one process drives them all
+    log = (PUBLIC / "nccl_single_test_8xm40_stall_acs_enabled" / "all_reduce_test.out").read_text()
+    report = _analyze(tmp_path, {"all_reduce_test.out": log})
+    top = report.findings[0]
+    assert (top.rule, top.category, top.hosts) == ("AN-FIRST-COLLECTIVE-HANG", "p2p_topology", [])
+    assert "the test's node" in top.title and "?" not in top.title
+
+
 @pytest.mark.parametrize("case, rule", [("gloo_prep_busy_rank2_peers_time_out", "AN-RANK-BUSY"),
                                         ("gloo_hung_rank2_peers_time_out", "AN-GLOO-ABSENT")])
 def test_real_gloo_runs_name_the_late_rank(tmp_path, case, rule):
