@@ -63,10 +63,15 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
     recovered = recovered_by_restart(findings, table, ranks)  # a failed attempt the agent restarted, then it finished
     _node_wide(findings, job)
-    from nccllens.analyses.one_node import quiet_one_node_fallback, raise_ipoib_fallback
+    from nccllens.analyses.one_node import (
+        quiet_idle_socket_iface,
+        quiet_one_node_fallback,
+        raise_ipoib_fallback,
+    )
 
     quiet_one_node_fallback(findings, table, job, summaries)  # no RDMA is harmless inside one node
     raise_ipoib_fallback(findings, table, job, summaries)  # ...and a fallback between nodes that have InfiniBand
+    quiet_idle_socket_iface(findings, table)  # a socket interface list is idle where NCCL runs over IB
     verdict, ranked = rank_findings(findings, table, job, lang, recovered, harmless=_harmless(hits, table))
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))

@@ -91,3 +91,19 @@ def raise_ipoib_fallback(findings: list[Finding], events: pl.DataFrame, job: Job
     for f in quiet:
         f.severity, f.role = "warning", "cause"
         f.confidence = round(max(f.confidence, 0.5), 2)
+
+
+def quiet_idle_socket_iface(findings: list[Finding], events: pl.DataFrame) -> None:
+    """Demote (in place) a host-local interface in NCCL's socket-transport list on hosts where NCCL found its
+    InfiniBand/RoCE devices: the network transport is IB there, so the socket list carries no traffic (the
+    bootstrap interface, on its own line, still counts)."""
+    local = [f for f in findings if f.rule in HOST_LOCAL_IFACE and f.severity in ("warning", "error")
+             and f.evidence and all("NET/Socket" in (e.text or "") for e in f.evidence)]
+    if not local or not events.height:
+        return
+    ib = events.filter(pl.col("kind").cast(pl.String) == "nccl.net_ib")
+    ib_hosts = {str(h) for h in ib["host"].drop_nulls().unique().to_list()}
+    for f in local:
+        if ib.height and (set(f.hosts) <= ib_hosts if f.hosts else True):
+            f.severity, f.role = "info", "context"
+            f.confidence = round(min(f.confidence, 0.3), 2)

@@ -24,6 +24,8 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
 - ``progress.bench_start`` / ``progress.bench_table`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests'
   ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
+- ``progress.bench_failure`` (level error): the failed call nccl-tests stops at (``host: Test CUDA failure
+  common.cu:941 'system not yet initialized'``): ``host``, ``key`` = CUDA or NCCL, ``value`` = the error text.
 - ``progress.bench_rank``: a ``#  Rank  0 Group  0 Pid  9822 on host device  0 [...]`` line of that header
   (``rank``, ``host``, ``pid``): who takes part and where; NCCL 1.x's ``   Rank  0 uses device  0 [0x05] ...``
   (one process drives every GPU: no pid, no host). 1.x marks its header lines with ``>`` instead of ``#``.
@@ -44,6 +46,7 @@ FAMILY = "progress"
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|[#>] Using devices|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
              r"|^\s+Rank\s+\d+\s+uses device\s+\d+\s+\["
+             r"|Test (?:CUDA|NCCL) failure \S+:\d+ '"
              r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished training\b"
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
@@ -63,6 +66,10 @@ BENCH = lazy_regex.compile(r"^[#>] (?P<start>Using devices)|^# (?P<done>Avg bus 
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
 
+# nccl-tests stops at the first failed call: "host: Test CUDA failure common.cu:941 'system not yet initialized'"
+# (glued to a result row's columns when it fails mid-row)
+BENCH_FAILURE = lazy_regex.compile(r"(?:(?<=\s)|^)(?:(?P<host>[A-Za-z0-9][\w.-]*): )?Test (?P<lib>CUDA|NCCL) failure "
+                                   r"(?P<src>[\w./-]+:\d+) '(?P<msg>[^']*)'?")
 BENCH_RANK = lazy_regex.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)"
                         r"\s+device\s+(?P<dev>\d+)"
                         # NCCL 1.x's tests drive every GPU from one process: "   Rank  0 uses device  0 [0x05] Tesla M40"
@@ -123,6 +130,12 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
         if finished:
             yield event_for(line, "progress.finished", level="debug", message=text.strip()[:300],
                             pid=int(finished["pid"]) if finished["pid"] else None)
+            continue
+        failed = BENCH_FAILURE.search(text)
+        if failed:
+            yield event_for(line, "progress.bench_failure", level="error", message=failed.group(0).strip()[:300],
+                            host=failed["host"] or None, key=failed["lib"], value=failed["msg"].strip(" /"),
+                            detail=failed["src"])
             continue
         member = BENCH_RANK.search(text)
         if member:

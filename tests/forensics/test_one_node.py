@@ -61,3 +61,16 @@ def test_a_device_nccl_could_not_open_is_the_fallback_not_an_unexplained_warn():
     report = nccllens.analyze(str(PUBLIC / "deepspeed_docker_ibv_open_device_failed_socket"))
     assert report.verdict.category == "ib_fallback"
     assert report.findings[0].rule == "NL-IB-015"
+
+
+def test_a_host_local_interface_in_the_socket_list_is_idle_where_nccl_runs_over_infiniband():
+    # https://github.com/NVIDIA/nccl-tests/issues/29: 4 nodes, NET/IB on mlx5; virbr0 is listed second by NET/Socket
+    report = nccllens.analyze(str(PUBLIC / "healthy_nccltests_4node_32rank_ib_no_plugin_virbr0_perf_question"))
+    assert report.verdict.category == "none"
+    assert all(f.severity == "info" for f in report.findings if f.rule == "NL-NET-007")
+
+
+def test_a_host_local_interface_in_the_socket_list_counts_where_nccl_runs_over_sockets():
+    # https://github.com/pytorch/pytorch/issues/68893: NCCL 2.7.8 on AWS over sockets, a veth listed beside ens5
+    report = nccllens.analyze(str(PUBLIC / "aws_2node_ddp_nccl278_bootstrap_ens5_plus_veth_linklocal_unreachable"))
+    assert report.verdict.category == "network_interface"

@@ -397,3 +397,13 @@ def test_a_fingerprint_mismatch_names_the_rank_that_counts_fewer_collectives(tmp
     log = (PUBLIC / "simpletuner_rank7_reduce_seq0_vs_allgather_seq101" / "console.log").read_text()
     top = _analyze(tmp_path, {"console.log": log}).findings[0]
     assert (top.rule, top.category, top.ranks) == ("AN-FINGERPRINT-MISMATCH", "rank_divergence", [7])
+
+
+def test_the_failed_call_nccl_tests_stops_at_is_an_error_of_its_host(tmp_path):
+    # https://github.com/NVIDIA/nccl-tests/issues/264: 8x H100 with the Fabric Manager stopped (CUDA error 802)
+    log = (PUBLIC / "nccltests_8xh100_cuda802_system_not_initialized_fabricmanager_off" / "run.log").read_text()
+    report = _analyze(tmp_path, {"run.log": log})
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule, top.hosts) == ("gpu_hardware", "NL-GPU-022", ["test"])
+    failed = report.events.filter(report.events["kind"] == "progress.bench_failure")
+    assert failed["value"].to_list() == ["system not yet initialized"]
