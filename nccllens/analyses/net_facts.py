@@ -22,8 +22,12 @@ from nccllens import lazy_regex
 from nccllens.analyses.common import majority, make_finding
 from nccllens.report.model import Finding
 
-_LOADED = lazy_regex.compile(r"(?i)Loaded net plugin|Initialized NET plugin|Assigned NET plugin|Using non-device net plugin")
-_INTERNAL = lazy_regex.compile(r"(?i)No plugin found|Plugin load \(?[^)]*\)? returned|using internal implementation")
+# NCCL 2.19+ names the plugin library it loaded ("Plugin Path : /opt/hpcx/.../libnccl-net.so") and says
+# "Could not find: libnccl-net.so. Using internal network plugin." where there is none
+_LOADED = lazy_regex.compile(r"(?i)Loaded net plugin|Initialized NET plugin|Assigned NET plugin|Using non-device net plugin"
+                             r"|^Plugin Path : ")
+_INTERNAL = lazy_regex.compile(r"(?i)No plugin found|Plugin load \(?[^)]*\)? returned|using internal implementation"
+                               r"|Using internal network plugin")
 _VIRTUAL = lazy_regex.compile(r"^(?:lo|docker\d*|veth\w*|virbr\d*|br-\w+|cni\d*|flannel\S*|cali\w+|tunl\d*|ip6tnl\d*)$")
 _LINK_LOCAL = lazy_regex.compile(r"^(?:169\.254\.|fe80:)", re.I)
 

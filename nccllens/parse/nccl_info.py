@@ -138,7 +138,8 @@ BODIES: list[tuple[str, str, Fields]] = [
     ("nccl.info", r"Init timings(?P<v>.*)", _key_value("init_timings")),
     ("nccl.info", r"Bootstrap timings (?P<v>.*)", _key_value("bootstrap_timings")),
     ("nccl.info", r"cudaDriverVersion (?P<v>\d+)", _key_value("cudaDriverVersion")),
-    ("nccl.info", r"(?P<v>NET/Plugin ?:.*|Initialized NET plugin .*|Assigned NET plugin .*|Using non-device net plugin.*)",
+    ("nccl.info", r"(?P<v>NET/Plugin ?:.*|Initialized NET plugin .*|Assigned NET plugin .*|Using non-device net plugin.*"
+                  r"|Plugin Path : \S*libnccl-net\S*)",
      _key_value("net_plugin")),
     ("nccl.info", r"\[Service thread\] Connection closed by localRank (?P<v>\d+)", _key_value("closed_by_local_rank")),
     ("nccl.info", r"(?:\w+: )?(?:connect to (?P<peer>" + _ADDR + r") returned|Call to connect returned) .*retrying",

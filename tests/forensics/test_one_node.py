@@ -74,3 +74,11 @@ def test_a_host_local_interface_in_the_socket_list_counts_where_nccl_runs_over_s
     # https://github.com/pytorch/pytorch/issues/68893: NCCL 2.7.8 on AWS over sockets, a veth listed beside ens5
     report = nccllens.analyze(str(PUBLIC / "aws_2node_ddp_nccl278_bootstrap_ens5_plus_veth_linklocal_unreachable"))
     assert report.verdict.category == "network_interface"
+
+
+def test_a_net_plugin_loaded_on_one_host_and_missing_on_the_other_is_a_configuration_difference():
+    # https://github.com/NVIDIA/nccl/issues/1634: NCCL 2.19+ prints "Plugin Path : .../libnccl-net.so" where the
+    # HPC-X plugin loads and "Could not find: libnccl-net.so. Using internal network plugin." where it does not
+    report = nccllens.analyze(str(PUBLIC / "nccltests_2node_h100_hang_hpcx_net_plugin_only_on_some_nodes"))
+    assert report.verdict.category == "config_mismatch"
+    assert "HGX-H100-11" in report.findings[0].hosts
