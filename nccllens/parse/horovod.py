@@ -28,7 +28,8 @@ from nccllens.parse.torch_patterns import ranks_list
 FAMILY = "horovod"
 
 PREFILTER = (r"\[missing ranks: [\d, ]+\]|waiting for remainder of ranks for more than \d+ seconds"
-             r"|^(?:\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:)?(?:Missing|Stalled) ranks:\s*$")
+             r"|^(?:\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:)?Missing ranks:\s*$"
+             r"|^(?:\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:)?Stalled ranks:\s*$")  # whole words: "ranks:" alone is in every log
 
 _TAG = lazy_regex.compile(r"\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:")  # mpirun --tag-output, horovodrun
 _MISSING = lazy_regex.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
