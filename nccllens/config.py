@@ -18,11 +18,6 @@ from typing import Any
 from nccllens.engine.locate import KeyLines
 from nccllens.taxonomy import SEVERITIES
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 CONFIG_NAMES = ("nccllens.toml", "pyproject.toml")
 KEYS = ("rules", "select", "ignore", "lang", "fail-on")
 LANGS = ("en", "zh")
@@ -45,6 +40,10 @@ class Settings:
 
 def _table(path: Path) -> tuple[dict | None, str]:
     """The nccllens table of ``path`` (None when a pyproject.toml has none) and the file text."""
+    if sys.version_info >= (3, 11):  # here: a run that finds no file to parse does not load the parser
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     text = path.read_text(encoding="utf-8")
     try:
         data = tomllib.loads(text)

@@ -8,11 +8,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 import polars as pl
 
 from nccllens.engine.findings import compact_ranks, evidence_of, interpolate
@@ -28,6 +23,10 @@ LOCATORS = ("AN-COLLECTIVE-ABSENT", "AN-SILENT-RANK", "AN-FLIGHT-MISSING", "AN-F
 
 @cache
 def texts() -> dict[str, dict[str, Any]]:
+    try:  # here: a run whose analyses find nothing does not load the parser
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
     data = resources.files("nccllens.analyses").joinpath("texts.toml").read_text(encoding="utf-8")
     return tomllib.loads(data)
 

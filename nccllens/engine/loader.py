@@ -14,11 +14,6 @@ from nccllens.engine.patterns import check_patterns, nested_quantifiers
 from nccllens.engine.rule import Rule, rule_from_dict
 from nccllens.engine.validate import Problem, check_document
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 _TOML_POSITION = lazy_regex.compile(r"\(at line (\d+), column \d+\)|\(at end of document\)")
 
 
@@ -61,6 +56,10 @@ class _Loaded:
 
 
 def _read(path: Path, report: bool) -> _Loaded:
+    if sys.version_info >= (3, 11):  # here: a run that finds no file to parse does not load the parser
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     shown = display_path(path)
     try:
         text = path.read_text(encoding="utf-8")
