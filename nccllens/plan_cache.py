@@ -79,7 +79,6 @@ def _watch(data) -> dict[str, dict[str, str]]:
 
 
 _MEMO: dict[str, dict[str, object]] = {}  # per kind, per key: a finished product (a JSON value)
-_NEW: list[tuple[str, str]] = []  # the products this process built, to write at ``save``
 
 
 def recall(kind: str, key: str):
@@ -97,9 +96,12 @@ def recall(kind: str, key: str):
 
 
 def keep(kind: str, key: str, value) -> None:
-    """Remember a product (a JSON value; ``key`` names everything it was computed from), for later runs."""
+    """Remember a product (a JSON value; ``key`` names everything it was computed from), for later runs:
+    written now, in a file of its own (a product built after ``save`` is kept too)."""
     _MEMO.setdefault(kind, {})[key] = value
-    _NEW.append((kind, key))
+    path = _path(kind, key)
+    if path is not None and cache_files.write_signed(path, path.name, {"key": key, "value": value}):
+        _prune(path.name.rsplit("-", 1)[0] + "-*.json", path.parent)
 
 
 def remembered(kind: str, material, build, dump, undump):
@@ -146,14 +148,8 @@ def load() -> None:
 
 
 def save() -> None:
-    """Write the products this process built, and the parts if it learnt some the cache did not hold."""
+    """Write the parts if this process learnt some the cache did not hold."""
     global _held
-    for kind, key in _NEW:
-        path = _path(kind, key)
-        if path is not None and key in _MEMO.get(kind, {}) and cache_files.write_signed(
-                path, path.name, {"key": key, "value": _MEMO[kind][key]}):
-            _prune(path.name.rsplit("-", 1)[0] + "-*.json", path.parent)
-    _NEW.clear()
     literals, groups, watch = prefilter.known_literals(), prefilter_keys.known_groups(), dense_rows.known_watch()
     now = (len(literals), len(groups), len(watch))
     if _held is None or now <= _held or len(literals) > MAX_PATTERNS:
