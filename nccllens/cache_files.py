@@ -147,6 +147,26 @@ def read_signed(path: Path, name: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def kept(kind: str, source: bytes, build):
+    """``build(source)``, a JSON value that is a function of ``source`` alone, read back from the file named
+    by ``kind`` and the digest of ``source`` when an earlier run kept it (e.g. a TOML data file parsed once:
+    ~20 ms with tomllib, <1 ms as JSON). Values that do not survive JSON unchanged are not kept."""
+    folder = directory()
+    path = None if folder is None else folder / f"{kind}-{hashlib.sha256(source).hexdigest()[:24]}.json"
+    held = None if path is None else read_signed(path, path.name)
+    if held is not None and "value" in held:
+        return held["value"]
+    value = build(source)
+    if path is not None:
+        try:
+            same = json.loads(json.dumps(value)) == value
+        except (TypeError, ValueError, RecursionError):
+            same = False
+        if same:
+            write_signed(path, path.name, {"value": value})
+    return value
+
+
 def _write_bytes(path: Path, data: bytes) -> bool:
     tmp = None
     try:
