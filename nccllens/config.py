@@ -29,6 +29,8 @@ class ConfigError(ValueError):
 
 @dataclass
 class Settings:
+    """The settings a configuration file gives (empty when none was found or read)."""
+
     rules: list[Path] = field(default_factory=list)
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)

@@ -27,6 +27,8 @@ class RuleError(Exception):
 
 @dataclass
 class RuleSet:
+    """The rules that loaded, and the problems of those that did not."""
+
     rules: list[Rule] = field(default_factory=list)  # the valid rules, sorted by id
     problems: list[Problem] = field(default_factory=list)
 
@@ -47,6 +49,8 @@ def display_path(path: Path) -> str:
 
 @dataclass
 class _Loaded:
+    """One rule file as read: its text, its TOML document (None: unreadable) and its problems."""
+
     path: Path
     shown: str
     text: str

@@ -36,6 +36,8 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 @dataclass
 class RuleHit:
+    """A rule that fired, with the events it selected."""
+
     rule: Rule
     events: pl.DataFrame  # the matched events, earliest first
     book: AddressBook | None = None  # for ``culprit = "peer"`` rules: addresses and ranks placed on hosts

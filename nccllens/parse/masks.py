@@ -24,6 +24,8 @@ _SCOPED = lazy_regex.compile(r"^\(\?([a-zA-Z]+):(.*)\)$", re.S)
 
 @dataclass(frozen=True)
 class _Index:
+    """The branches of a set of patterns, by the literals that let a line reach them."""
+
     branches: tuple[tuple[str, str], ...]  # (target, branch regex)
     cs: dict[str, tuple[int, ...]]  # case-sensitive literal → branches that need it
     nocase: dict[str, tuple[int, ...]]  # lower-cased literal → branches (ASCII case-insensitive)
