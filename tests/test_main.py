@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -65,9 +66,11 @@ def test_the_fast_path_loads_no_cli_framework(tmp_path, fmt, also_absent):
     log.write_text("[rank0]: RuntimeError: boom\n")
     code = "import sys; sys.argv[0] = 'nccllens'; from nccllens.main import main; main()"
     args = ["analyze", str(log.parent), "--exit-zero", "--format", fmt]
+    env = {k: v for k, v in os.environ.items() if k != "NCCLLENS_NO_CACHE"}
+    env.setdefault("NCCLLENS_CACHE_DIR", str(tmp_path / "cache"))
     for _ in range(2):  # the second run reads the rule set and the plan from the caches a user's second run finds
         run = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *args], capture_output=True, text=True,
-                             timeout=300, cwd=tmp_path)
+                             timeout=300, cwd=tmp_path, env=env)
     imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if "|" in line}
     assert run.returncode == 0 and "boom" in run.stdout
     assert "nccllens.analysis" in imported
