@@ -6,7 +6,7 @@ Builds the corpora under bench/corpus/ when absent (synthetic, bench/synth.py), 
 wall time, CPU seconds (user + system, the workers included), MB/s and peak RSS of
 ``nccllens analyze --format json`` on each, ``rg -c -f`` (wall and CPU) with the
 same prefilter patterns as the grep reference, the per-file overhead (the same bytes as 8 large
-files vs 4,096 small ones), the fixed cost on a 4-line log (``bench/fixed_cost.py``), and whether the
+files vs 4,096 small ones), the fixed cost on tiny logs (``bench/fixed_cost.py``), and whether the
 injected fault is the top finding. Each command runs
 ``--repeat`` times (3), interleaved with the one it is compared with, and the median is reported: on a
 shared machine one run of the same command varies by ±20%. Prints a table and writes

@@ -11,6 +11,8 @@ from nccllens.report.model import InputFile, Report
 
 @dataclass
 class Options:
+    """What one analysis is asked for: language, rule folders, selection and --host/--rank."""
+
     lang: str = "en"
     rules_dirs: Sequence[str] = ()
     select: Sequence[str] = ()

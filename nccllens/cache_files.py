@@ -7,7 +7,9 @@ computes what it needs as without a cache.
 
 Entries are checked, never trusted: each carries an HMAC of its name and content under this user's
 key (``.key`` in the folder, made once, mode 0600; a key file another user could have written turns
-caching off). An entry whose digest does not match (a crafted or damaged file, another key, another
+caching off). A signed file (``write_signed``/``read_signed``) is a JSON object whose first member is
+the digest, taken over the file's own bytes after it, so that checking a file costs one HMAC pass over
+its bytes, not a second serialisation of what was parsed (that was ~40 ms of a 4-line log's run). An entry whose digest does not match (a crafted or damaged file, another key, another
 name) is ignored and rebuilt, so a cache can make a run faster but never change a finding. Writes go
 to a temporary name and are renamed, so concurrent runs see an old entry or a new one.
 """
@@ -49,31 +51,6 @@ def code_digest(modules, *extra: str) -> str | None:
     for text in extra:
         digest.update(text.encode())
     return digest.hexdigest()[:16]
-
-
-def read_json(path: Path):
-    """The JSON value in ``path``, or None when it cannot be read or parsed."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-
-
-def write_json(path: Path, data) -> bool:
-    """Write ``data`` to ``path`` at once (readers see the old file or the new one, never half of one)."""
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False)
-        os.replace(tmp, path)
-        return True
-    except (OSError, TypeError, ValueError):
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        return False
 
 
 @functools.lru_cache(maxsize=4)
@@ -119,6 +96,91 @@ def _digest(name: str, value) -> str | None:
         return None
     text = json.dumps([name, value], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+_HEAD = b'{"digest":"'
+_DIGITS = 64  # hex digits of an HMAC-SHA256
+
+
+def _mac(name: str, body: bytes) -> str | None:
+    folder = directory()
+    key = _key(str(folder)) if folder is not None else None
+    if key is None:
+        return None
+    return hmac.new(key, name.encode("utf-8") + b"\0" + body, hashlib.sha256).hexdigest()
+
+
+def write_signed(path: Path, name: str, data: dict) -> bool:
+    """Write the object ``data`` (its keys strings, none named ``digest``) to ``path`` with the digest of
+    ``name`` and its bytes as the first member; False when it was not written (no trusted key, not JSON)."""
+    if not isinstance(data, dict) or not data or "digest" in data:
+        return False
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return False
+    body = b"," + text[1:].encode("utf-8")
+    digest = _mac(name, body)
+    if digest is None:
+        return False
+    return _write_bytes(path, _HEAD + digest.encode("ascii") + b'"' + body)
+
+
+def read_signed(path: Path, name: str) -> dict | None:
+    """The object ``write_signed`` wrote to ``path`` under ``name`` (without its digest), or None when the
+    file cannot be read, is not signed so, or its digest does not match ``name`` and its bytes."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    start = len(_HEAD) + _DIGITS
+    if not raw.startswith(_HEAD) or raw[start:start + 2] != b'",':
+        return None
+    body = raw[start + 1:]
+    digest = _mac(name, body)
+    if digest is None or not hmac.compare_digest(digest.encode("ascii"), raw[len(_HEAD):start]):
+        return None
+    try:
+        data = json.loads(b"{" + body[1:])
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def kept(kind: str, source: bytes, build):
+    """``build(source)``, a JSON value that is a function of ``source`` alone, read back from the file named
+    by ``kind`` and the digest of ``source`` when an earlier run kept it (e.g. a TOML data file parsed once:
+    ~20 ms with tomllib, <1 ms as JSON). Values that do not survive JSON unchanged are not kept."""
+    folder = directory()
+    path = None if folder is None else folder / f"{kind}-{hashlib.sha256(source).hexdigest()[:24]}.json"
+    held = None if path is None else read_signed(path, path.name)
+    if held is not None and "value" in held:
+        return held["value"]
+    value = build(source)
+    if path is not None:
+        try:
+            same = json.loads(json.dumps(value)) == value
+        except (TypeError, ValueError, RecursionError):
+            same = False
+        if same:
+            write_signed(path, path.name, {"value": value})
+    return value
+
+
+def _write_bytes(path: Path, data: bytes) -> bool:
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return False
 
 
 def sign(name: str, value) -> dict | None:

@@ -18,11 +18,6 @@ from typing import Any
 from nccllens.engine.locate import KeyLines
 from nccllens.taxonomy import SEVERITIES
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 CONFIG_NAMES = ("nccllens.toml", "pyproject.toml")
 KEYS = ("rules", "select", "ignore", "lang", "fail-on")
 LANGS = ("en", "zh")
@@ -34,6 +29,8 @@ class ConfigError(ValueError):
 
 @dataclass
 class Settings:
+    """The settings a configuration file gives (empty when none was found or read)."""
+
     rules: list[Path] = field(default_factory=list)
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
@@ -45,6 +42,10 @@ class Settings:
 
 def _table(path: Path) -> tuple[dict | None, str]:
     """The nccllens table of ``path`` (None when a pyproject.toml has none) and the file text."""
+    if sys.version_info >= (3, 11):  # here: a run that finds no file to parse does not load the parser
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     text = path.read_text(encoding="utf-8")
     try:
         data = tomllib.loads(text)

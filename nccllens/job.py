@@ -28,6 +28,8 @@ _NODE_RANK = lazy_regex.compile(r"'rank'\s*:\s*'?(\d+)")
 
 @dataclass
 class WorldSize:
+    """The job's world size, and what stated it."""
+
     size: int | None  # stated by the launcher, the rendezvous, WORLD_SIZE or NCCL (never by the ranks seen alone)
     source: str  # what stated it
     nnodes: int | None = None

@@ -9,7 +9,9 @@ ignored: the plan is then computed as without a cache.
 
 The finished products are kept too (``recall``/``keep``: the whole plan of a set of patterns, the index
 of their branches), so that a run whose patterns were seen before builds nothing: ~50 ms of every run,
-measured on a 4-line log, most of what remained of a small run's start-up beside the imports.
+measured on a 4-line log, most of what remained of a small run's start-up beside the imports. Each
+product is a file of its own (~50-70 KB), read when asked for: kept in the parts' file, the products of
+16 rule sets made a 2 MB file that every run read and checked whole (~70 ms of a 4-line log's run).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pathlib import Path
 from nccllens import cache_files, prefilter, prefilter_keys
 from nccllens.parse import dense_rows
 
+FORMAT = "signed-bytes-1"  # how a file is laid out (cache_files.write_signed): another layout, another name
 MAX_PATTERNS = 20_000  # past this many patterns (many custom rule sets) the cache is no longer extended
-MAX_GROUPS = 16  # key choices kept (one per set of literals: per rule set); the oldest go first
+MAX_GROUPS = 16  # key choices, and products of each kind, kept (one per rule set); the oldest go first
 # the modules whose code decides the cached results (by name: some of them keep their results here)
 _CODE = ("nccllens.prefilter", "nccllens.prefilter_keys", "nccllens.parse.masks", "nccllens.parse.dense_rows",
          "nccllens.parse.dense", "nccllens.regex_groups", "nccllens.extract.superset", "nccllens.extract.engine",
@@ -36,14 +39,15 @@ def _code_digest() -> str | None:
         modules = [importlib.import_module(name) for name in _CODE]
     except ImportError:
         return None
-    return cache_files.code_digest(modules)
+    return cache_files.code_digest(modules, FORMAT)
 
 
-def _path() -> Path | None:
+def _path(kind: str = "", key: str = "") -> Path | None:
+    """The file of the plan's parts (literals, key groups, watch patterns), or of one ``kind`` product."""
     directory, digest = cache_files.directory(), _code_digest()
     if directory is None or digest is None:
         return None
-    return directory / f"plan-{digest}.json"
+    return directory / (f"plan-{digest}-{kind}-{key[:24]}.json" if kind else f"plan-{digest}.json")
 
 
 def _literals(data) -> dict[str, tuple[frozenset[str] | None, bool]]:
@@ -74,24 +78,30 @@ def _watch(data) -> dict[str, dict[str, str]]:
     return data
 
 
-def _memo(data) -> dict[str, dict[str, object]]:
-    if not isinstance(data, dict) or not all(isinstance(kind, str) and isinstance(held, dict) and all(
-            isinstance(k, str) for k in held) for kind, held in data.items()):
-        raise ValueError("bad memo entry")
-    return data
-
-
 _MEMO: dict[str, dict[str, object]] = {}  # per kind, per key: a finished product (a JSON value)
 
 
 def recall(kind: str, key: str):
-    """The ``kind`` product kept under ``key`` (this run's or the cache's), or None."""
-    return _MEMO.get(kind, {}).get(key)
+    """The ``kind`` product kept under ``key`` (this run's or the cache's), or None. Each product is a file of
+    its own, read only when asked for: a run reads the plan and index of its own patterns, not every set's."""
+    held = _MEMO.get(kind, {}).get(key)
+    if held is not None:
+        return held
+    path = _path(kind, key)
+    data = None if path is None else cache_files.read_signed(path, path.name)
+    if data is None or data.get("key") != key or "value" not in data:
+        return None
+    _MEMO.setdefault(kind, {})[key] = data["value"]
+    return data["value"]
 
 
 def keep(kind: str, key: str, value) -> None:
-    """Remember a product (a JSON value; ``key`` names everything it was computed from), for later runs."""
+    """Remember a product (a JSON value; ``key`` names everything it was computed from), for later runs:
+    written now, in a file of its own (a product built after ``save`` is kept too)."""
     _MEMO.setdefault(kind, {})[key] = value
+    path = _path(kind, key)
+    if path is not None and cache_files.write_signed(path, path.name, {"key": key, "value": value}):
+        _prune(path.name.rsplit("-", 1)[0] + "-*.json", path.parent)
 
 
 def remembered(kind: str, material, build, dump, undump):
@@ -113,45 +123,35 @@ def remembered(kind: str, material, build, dump, undump):
     return built
 
 
-def _memo_size() -> int:
-    return sum(len(held) for held in _MEMO.values())
-
-
-_held: tuple[int, int, int, int] | None = None  # what the cache held when this process read it (None: not read)
+_held: tuple[int, int, int] | None = None  # what the cache held when this process read it (None: not read)
 
 
 def load() -> None:
-    """Teach this process what the cache holds (once per process)."""
+    """Teach this process the plan's parts the cache holds (once per process)."""
     global _held
     if _held is not None:
         return
-    _held = (0, 0, 0, 0)
+    _held = (0, 0, 0)
     path = _path()
-    if path is None:
-        return
+    data = None if path is None else cache_files.read_signed(path, path.name)
+    if data is None:
+        return  # none, crafted, damaged or another user's: rebuilt and written again at the end of the run
     try:
-        data = cache_files.read_json(path)
-        signed = cache_files.verified(path.name, {"digest": data["digest"], "value": [
-            data["literals"], data["groups"], data.get("watch", {}), data.get("memo", {})]})
-        if signed is None:
-            return  # crafted, damaged or another user's: rebuilt and written again at the end of the run
         literals, groups = _literals(data["literals"]), _groups(data["groups"])
-        watch, memo = _watch(data.get("watch", {})), _memo(data.get("memo", {}))
-    except (ValueError, KeyError, TypeError):
+        watch = _watch(data["watch"])
+    except (ValueError, KeyError, TypeError, AttributeError):
         return
     prefilter.learn_literals(literals)
     prefilter_keys.learn_groups(groups)
     dense_rows.learn_watch(watch)
-    for kind, held in memo.items():
-        _MEMO[kind] = {**held, **_MEMO.get(kind, {})}
-    _held = (len(literals), len(groups), len(watch), _memo_size())
+    _held = (len(literals), len(groups), len(watch))
 
 
 def save() -> None:
-    """Write what this process knows, if it learnt something the cache did not hold."""
+    """Write the parts if this process learnt some the cache did not hold."""
     global _held
     literals, groups, watch = prefilter.known_literals(), prefilter_keys.known_groups(), dense_rows.known_watch()
-    now = (len(literals), len(groups), len(watch), _memo_size())
+    now = (len(literals), len(groups), len(watch))
     if _held is None or now <= _held or len(literals) > MAX_PATTERNS:
         return
     path = _path()
@@ -160,11 +160,16 @@ def save() -> None:
     data = {"literals": {p: [None if f is None else sorted(f), ci] for p, (f, ci) in sorted(literals.items())},
             # in the order learnt (the cache's first, then this run's): the newest MAX_GROUPS are kept
             "groups": [[list(k[0]), list(k[1]), list(v)] for k, v in list(groups.items())[-MAX_GROUPS:]],
-            "watch": dict(list(watch.items())[-MAX_GROUPS:]),
-            "memo": {kind: dict(list(held.items())[-MAX_GROUPS:]) for kind, held in _MEMO.items()}}
-    entry = cache_files.sign(path.name, [data["literals"], data["groups"], data["watch"], data["memo"]])
-    if entry is None:
-        return
-    data["digest"] = entry["digest"]
-    if cache_files.write_json(path, data):
+            "watch": dict(list(watch.items())[-MAX_GROUPS:])}
+    if cache_files.write_signed(path, path.name, data):
         _held = now
+
+
+def _prune(pattern: str, folder: Path) -> None:
+    """Keep the MAX_GROUPS newest products of one kind; older ones go."""
+    try:
+        kept = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime)
+        for old in kept[:-MAX_GROUPS]:
+            old.unlink()
+    except OSError:
+        pass

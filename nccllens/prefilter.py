@@ -35,6 +35,8 @@ FLAGS = lazy_regex.compile(r"^\(\?[a-zA-Z]+\)")  # a leading inline-flag group a
 
 @dataclass(frozen=True)
 class Plan:
+    """Which lines can match any pattern: required literals, unfiltered groups and coarse keys."""
+
     literals: tuple[str, ...]  # case-sensitive literals of the filterable patterns
     literals_nocase: tuple[str, ...]  # lower-cased literals of (?i) patterns
     unfiltered: tuple[str, ...]  # regex groups run on every line

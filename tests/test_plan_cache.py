@@ -28,24 +28,42 @@ def _run(cache: Path, **extra: str) -> dict:
     return json.loads(out.stdout)
 
 
+def _stamps(folder: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in folder.glob("plan-*.json")}
+
+
 def test_the_second_run_reads_the_plan_and_finds_the_same_events(tmp_path):
     first = _run(tmp_path)
-    files = list(tmp_path.glob("plan-*.json"))
-    assert len(files) == 1 and first["held"][0] > 0  # written after the plan was built
+    files = _stamps(tmp_path)
+    # written after the plan was built: the parts, and the plan and the index of these patterns
+    assert sorted(name.count("-") for name in files) == [1, 3, 3] and first["held"][0] > 0
     second = _run(tmp_path)
     assert second["events"] == first["events"] and second["events"]
     assert second["held"] == first["held"] and second["known"] == first["known"]
-    assert list(tmp_path.glob("plan-*.json")) == files  # nothing new learnt: not rewritten
+    assert _stamps(tmp_path) == files  # nothing new learnt: nothing rewritten
 
 
-def test_a_damaged_or_forged_cache_is_ignored(tmp_path):
+def test_a_damaged_or_forged_cache_is_ignored(tmp_path, monkeypatch):
+    from nccllens import cache_files
+
+    monkeypatch.setenv("NCCLLENS_CACHE_DIR", str(tmp_path))
     expected = _run(tmp_path)["events"]
-    path = next(tmp_path.glob("plan-*.json"))
-    for text in ("{not json", json.dumps({"literals": {"x": [[1, 2], "yes"]}, "groups": []}),
-                 json.dumps({"literals": {}, "groups": [["a", "b"]]}), "[]"):
-        path.write_text(text)
-        assert _run(tmp_path)["events"] == expected
-        json.loads(path.read_text())  # and it was written again, whole
+    for path in sorted(tmp_path.glob("plan-*.json")):
+        good = path.read_bytes()
+        forged = good.replace(b'"literals":{', b'"literals":{"x":[["forged"],false],', 1)
+        for text in (b"{not json", json.dumps({"literals": {"x": [[1, 2], "yes"]}, "groups": []}).encode(),
+                     json.dumps({"literals": {}, "groups": [["a", "b"]]}).encode(), b"[]", good[:-9],
+                     good.replace(b'"value":', b'"value":1,"v":', 1), forged):
+            path.write_bytes(text)
+            assert _run(tmp_path)["events"] == expected
+            if path.name.count("-") > 1:  # a product is built and written again, whole
+                assert cache_files.read_signed(path, path.name)
+            else:  # the parts are written again when something is built from them
+                for product in tmp_path.glob("plan-*-*-*.json"):
+                    product.unlink()
+                path.write_bytes(text)
+                assert _run(tmp_path)["events"] == expected
+                assert cache_files.read_signed(path, path.name)
 
 
 def test_no_cache_when_turned_off(tmp_path):
@@ -67,7 +85,7 @@ def test_the_cache_keeps_the_newest_key_choices(tmp_path, monkeypatch):
     monkeypatch.setattr(prefilter_keys, "_GROUPS", groups)
     monkeypatch.setattr(plan_cache, "_held", (0, 0))
     plan_cache.save()
-    saved = json.loads(next(tmp_path.glob("plan-*.json")).read_text())["groups"]
+    saved = json.loads(next(tmp_path.glob("plan-*.json")).read_text())["groups"]  # a JSON object, signed
     assert [g[2] for g in saved] == [[f"key{i}"] for i in range(4, plan_cache.MAX_GROUPS + 4)]
 
 

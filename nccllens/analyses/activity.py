@@ -16,8 +16,6 @@ When some ranks wait (a watchdog or gloo timeout, a store wait) the question is 
 
 from __future__ import annotations
 
-import statistics
-
 import polars as pl
 
 from nccllens import lazy_regex
@@ -232,9 +230,12 @@ def _slow_group(medians: dict[int, float], rank_hosts: dict[int, str]) -> list[i
 def slow_steps(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     best: tuple[float, str, list[int], float, float] | None = None
     for label, per_rank in _step_work(events).items():
-        medians = {r: statistics.median(v) for r, v in per_rank.items() if len(v) >= MIN_STEPS}
-        if len(medians) < 2:
+        enough = [(r, v) for r, v in per_rank.items() if len(v) >= MIN_STEPS]
+        if len(enough) < 2:
             continue
+        import statistics  # here, with fractions: 3-20 ms of start-up that most runs do not need
+
+        medians = {r: statistics.median(v) for r, v in enough}
         slow = _slow_group(medians, rank_hosts)
         if not slow:
             continue

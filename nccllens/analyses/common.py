@@ -8,13 +8,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 import polars as pl
 
+from nccllens import cache_files
 from nccllens.engine.findings import compact_ranks, evidence_of, interpolate
 from nccllens.repeats import lines_of
 from nccllens.report.model import Finding
@@ -28,8 +24,17 @@ LOCATORS = ("AN-COLLECTIVE-ABSENT", "AN-SILENT-RANK", "AN-FLIGHT-MISSING", "AN-F
 
 @cache
 def texts() -> dict[str, dict[str, Any]]:
-    data = resources.files("nccllens.analyses").joinpath("texts.toml").read_text(encoding="utf-8")
-    return tomllib.loads(data)
+    """The analyses' texts; parsed from TOML once per version of the file, then read as JSON from the cache."""
+    data = resources.files("nccllens.analyses").joinpath("texts.toml").read_bytes()
+    return cache_files.kept("texts", data, _parse)
+
+
+def _parse(data: bytes) -> dict[str, dict[str, Any]]:
+    try:  # here: a run that finds the texts in the cache does not load the parser
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(data.decode("utf-8"))
 
 
 def spec(analysis_id: str) -> dict[str, Any]:

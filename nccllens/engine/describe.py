@@ -64,6 +64,8 @@ def describe_match(rule: Rule, lang: str = "en") -> str:
 
 @dataclass
 class Page:
+    """What ``nccllens explain`` shows of one rule, in one language."""
+
     rule: Rule
     lang: str
     title: str

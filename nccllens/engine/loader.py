@@ -14,11 +14,6 @@ from nccllens.engine.patterns import check_patterns, nested_quantifiers
 from nccllens.engine.rule import Rule, rule_from_dict
 from nccllens.engine.validate import Problem, check_document
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 _TOML_POSITION = lazy_regex.compile(r"\(at line (\d+), column \d+\)|\(at end of document\)")
 
 
@@ -32,6 +27,8 @@ class RuleError(Exception):
 
 @dataclass
 class RuleSet:
+    """The rules that loaded, and the problems of those that did not."""
+
     rules: list[Rule] = field(default_factory=list)  # the valid rules, sorted by id
     problems: list[Problem] = field(default_factory=list)
 
@@ -52,6 +49,8 @@ def display_path(path: Path) -> str:
 
 @dataclass
 class _Loaded:
+    """One rule file as read: its text, its TOML document (None: unreadable) and its problems."""
+
     path: Path
     shown: str
     text: str
@@ -61,6 +60,10 @@ class _Loaded:
 
 
 def _read(path: Path, report: bool) -> _Loaded:
+    if sys.version_info >= (3, 11):  # here: a run that finds no file to parse does not load the parser
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     shown = display_path(path)
     try:
         text = path.read_text(encoding="utf-8")

@@ -22,6 +22,8 @@ ADVERSARIAL = "a" * 32768 + "0" * 16384 + ("aZ0 _-:./=,[]()" * 1093)[:16384]
 
 @dataclass(frozen=True)
 class PatternCheck:
+    """Whether a rule pattern compiles in polars, and how slow it is on adversarial text."""
+
     pattern: str
     error: str | None = None  # why it does not compile, in one line
     seconds: float | None = None  # compile + search over ADVERSARIAL, when measured

@@ -30,6 +30,8 @@ _OWN_ADDRESS_KINDS = ("nccl.bootstrap", "nccl.net_socket")
 
 @dataclass(frozen=True)
 class Target:
+    """The ranks and hosts a message names as its peer."""
+
     ranks: tuple[int, ...] = ()
     hosts: tuple[str, ...] = ()
 

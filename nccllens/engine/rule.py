@@ -38,6 +38,8 @@ class MatchSpec:
 
 @dataclass(frozen=True)
 class Text:
+    """A rule's texts in one language."""
+
     title: str
     summary: str
     remediation: str
@@ -45,6 +47,8 @@ class Text:
 
 @dataclass(frozen=True)
 class Example:
+    """A log line a rule must match (or must not), with what printed it."""
+
     line: str  # one log line, or several (a multi-line string)
     version: str  # what printed it: "nccl 2.21.5", "torch 2.4", "driver 535"
     match: bool
@@ -54,6 +58,8 @@ class Example:
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule file, as the engine holds it (docs/rule-format.md)."""
+
     id: str
     category: str
     severity: str

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from nccllens import cache_files
 
+FORMAT = "signed-bytes-1"  # how a file is laid out (cache_files.write_signed): another layout, another name
 MAX_SETS = 8  # rule sets kept (the packaged one, with or without an organisation's folders); oldest go first
 _CODE = ("nccllens.engine.loader", "nccllens.engine.validate", "nccllens.engine.rule", "nccllens.engine.patterns",
          "nccllens.engine.locate", "nccllens.events", "nccllens.taxonomy")
@@ -34,7 +35,7 @@ def _code_digest() -> str | None:
     modules = [sys.modules.get(name) for name in _CODE]
     if polars is None or None in modules:
         return None
-    return cache_files.code_digest(modules, getattr(polars, "__version__", ""))
+    return cache_files.code_digest(modules, getattr(polars, "__version__", ""), FORMAT)
 
 
 _MEMORY: dict[str, tuple] = {}  # key -> the rules it named, this process only (never written anywhere)
@@ -90,17 +91,12 @@ def key(files: list[tuple[Path, bool]]) -> str | None:
     return digest.hexdigest()
 
 
-def _entries(path: Path) -> dict:
-    held = cache_files.read_json(path)
-    return held if isinstance(held, dict) else {}
-
-
 def get(name: str | None) -> list[tuple[Path, dict]] | None:
     """The (file, document) pairs kept under ``name``, or None."""
     path = None if name is None else _path(name)
     if name is None or path is None:
         return None
-    docs = cache_files.verified(name, _entries(path).get(name))
+    docs = (cache_files.read_signed(path, name) or {}).get("docs")
     if not isinstance(docs, list) or not all(
             isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], dict) for d in docs):
         return None
@@ -118,8 +114,5 @@ def put(name: str | None, docs: list[tuple[Path, dict]]) -> None:
             return
     except (TypeError, ValueError):
         return
-    entry = cache_files.sign(name, value)
-    if entry is None:
-        return
-    if cache_files.write_json(path, {name: entry}):
+    if cache_files.write_signed(path, name, {"docs": value}):
         _prune(path)

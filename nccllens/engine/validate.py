@@ -43,6 +43,8 @@ _INT_TYPES = (pl.Int32(), pl.Int64(), pl.UInt32())
 
 @dataclass(frozen=True, order=True)
 class Problem:
+    """What is wrong with a rule file, at which line."""
+
     path: str
     line: int
     message: str

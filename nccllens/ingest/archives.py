@@ -11,13 +11,15 @@ archives held in memory per archive; whatever is over a bound is a skipped sourc
 from __future__ import annotations
 
 import io
-import tarfile
 import zipfile
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from nccllens.ingest import streams
 from nccllens.ingest.streams import ArchiveLimit, Budget, MemberUnreadable, Source
+
+if TYPE_CHECKING:
+    import tarfile
 
 MAX_DEPTH = 3
 NESTED_MAX = 256 << 20
@@ -65,6 +67,8 @@ def _raw_blocks(fh: BinaryIO, size: int = 1 << 20) -> Iterator[bytes]:
 
 
 def _tar_stream(open_raw: Opener, size: int | None) -> tarfile.TarFile:
+    import tarfile  # here: a run without a tar archive does not load it
+
     raw = open_raw()
     head = raw.read(8)
     raw.seek(0)

@@ -41,6 +41,8 @@ _NOT_HOSTS = lazy_regex.compile(r"^(?:(?:rank|attempt|local|default|node_rank|wo
 
 @dataclass(frozen=True)
 class PathHints:
+    """What a file's path says of who wrote it (host, rank, attempt...)."""
+
     host: str | None = None
     rank: int | None = None
     local_rank: int | None = None

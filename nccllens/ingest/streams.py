@@ -64,6 +64,8 @@ class MemberUnreadable(Exception):
 
 @dataclass
 class Source:
+    """One input to read: a file, an archive member or standard input, or why it is skipped."""
+
     path: str  # display path (as given; archive!member)
     opener: Callable[[], Iterator[bytes]] | None = None
     size: int | None = None

@@ -30,6 +30,8 @@ EVENT_FAMILIES = tuple(sorted({f for families in PARSERS.values() for f in famil
 
 @dataclass(frozen=True)
 class Family:
+    """A parser family: its name, the regex its lines match, and its parse function."""
+
     name: str
     prefilter: str
     parse: Any

@@ -47,6 +47,8 @@ _PY20 = lazy_regex.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<src>
 
 @dataclass(slots=True)
 class Header:
+    """The logging header of a line (glog, torch logging, Python logging) and what follows it."""
+
     level: str
     source: str  # file (C++/glog/torch logging) or logger name (Python logging)
     ts: datetime | None = None

@@ -42,6 +42,8 @@ _MONTHS = {m: i for i, m in enumerate(
 
 @dataclass(slots=True)
 class KernelPrefix:
+    """The dmesg/syslog prefix of a kernel line and the message after it."""
+
     message: str
     ts: datetime | None = None
     ts_kind: str | None = None

@@ -18,6 +18,8 @@ _ANSI = r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][AB012]|\x1b[=>]"
 
 @dataclass
 class ReadStats:
+    """What reading one input counted: lines, bytes, and notes for the inventory."""
+
     lines: int = 0
     bytes: int = 0
     notes: list[str] = field(default_factory=list)

@@ -24,6 +24,8 @@ _SCOPED = lazy_regex.compile(r"^\(\?([a-zA-Z]+):(.*)\)$", re.S)
 
 @dataclass(frozen=True)
 class _Index:
+    """The branches of a set of patterns, by the literals that let a line reach them."""
+
     branches: tuple[tuple[str, str], ...]  # (target, branch regex)
     cs: dict[str, tuple[int, ...]]  # case-sensitive literal → branches that need it
     nocase: dict[str, tuple[int, ...]]  # lower-cased literal → branches (ASCII case-insensitive)
@@ -96,6 +98,23 @@ def _build(targets: tuple[tuple[str, tuple[str, ...]], ...]) -> _Index:
                     (nocase if ci else cs).setdefault(lit, []).append(k)
     return _Index(tuple(branches), {k: tuple(v) for k, v in cs.items()},
                   {k: tuple(v) for k, v in nocase.items()}, tuple(always))
+
+
+def literal_gates(targets: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, tuple[list[str], list[str]] | None]:
+    """Per target name, (case-sensitive literals, lower-cased literals to match without ASCII case) one of
+    which every match of its patterns holds, as ``masks`` reads them; None when a branch has no usable
+    literal (every message is then a candidate)."""
+    idx = index(targets)
+    out: dict[str, tuple[list[str], list[str]] | None] = {name: ([], []) for name, _ in targets}
+    for k in idx.always:
+        out[idx.branches[k][0]] = None
+    for position, held in ((0, idx.cs), (1, idx.nocase)):
+        for lit, ks in held.items():
+            for name in {idx.branches[k][0] for k in ks}:
+                found = out[name]
+                if found is not None:
+                    found[position].append(lit)
+    return out
 
 
 def _held(messages: list[str], literals: list[str], nocase: bool) -> list[list[str]]:

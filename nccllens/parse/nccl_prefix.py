@@ -46,6 +46,8 @@ _LEVELS = {"INFO": "info", "WARN": "warning", "TRACE": "trace", "CALL": "info"}
 
 @dataclass(slots=True)
 class NcclPrefix:
+    """The ``host:pid:tid [dev] NCCL INFO/WARN`` prefix of a line and its body."""
+
     kind: str  # INFO, WARN, TRACE, CALL or BANNER
     body: str
     host: str | None = None

@@ -22,6 +22,8 @@ FOLLOW = 2  # pieces read after one holding a key
 
 @dataclass
 class Candidates:
+    """The lines of a block that the coarse pass kept, with line counts per buffer."""
+
     # columns line (u32, numbered across the buffers from first_line), raw (str), keyed (bool: the line's
     # piece holds a key; the pieces read after it only for continuation lines hold no literal at all)
     frame: pl.DataFrame

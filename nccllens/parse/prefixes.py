@@ -145,6 +145,8 @@ SAMPLE = 4000  # lines of the file looked at
 
 @dataclass(slots=True)
 class Prefixes:
+    """What a line's launcher prefixes said (host, rank, time) and the message after them."""
+
     message: str
     host: str | None = None
     rank: int | None = None

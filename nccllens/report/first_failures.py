@@ -15,6 +15,8 @@ _SEVERE = ("critical", "error")
 
 @dataclass
 class Failure:
+    """The first failure line of one host."""
+
     host: str
     text: str
     ts: str | None = None

@@ -21,6 +21,8 @@ STATE_ORDER = ("culprit", "crashed", "killed", "exited", "timed_out", "blocked",
 
 @dataclass
 class Cell:
+    """One rank's cell in the rank grid."""
+
     rank: int
     host: str | None
     state: str  # what the cell shows: the rank's state, or "culprit" for the top cause's ranks
@@ -29,6 +31,8 @@ class Cell:
 
 @dataclass
 class HostRow:
+    """One row of the rank grid: a host, or several collapsed into one."""
+
     label: str
     hosts: list[str]  # the hosts this row stands for (one, or many when collapsed)
     cells: list[Cell]  # the cells drawn (for a collapsed row: those of its first host)

@@ -72,6 +72,8 @@ def is_hang(report: Report) -> bool:
 
 @dataclass
 class Sign:
+    """The last sign of life of some ranks on a host."""
+
     ranks: list[int]
     host: str | None
     last_seen: datetime

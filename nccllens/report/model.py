@@ -14,6 +14,8 @@ REPORT_SCHEMA_VERSION = 1
 
 @dataclass
 class Evidence:
+    """A log line a finding rests on."""
+
     file: str
     line: int
     text: str
@@ -24,6 +26,8 @@ class Evidence:
 
 @dataclass
 class Finding:
+    """One finding: what was found, where, how sure, and what to do."""
+
     id: str  # unique within the report: "F1", "F2"... in ranked order
     rule: str  # rule id or analysis id (e.g. "NL-GPU-001", "AN-MISSING-RANK")
     category: str  # shared/taxonomy.md
@@ -64,6 +68,8 @@ class Finding:
 
 @dataclass
 class Verdict:
+    """The report's one-sentence answer and its confidence."""
+
     category: str  # a taxonomy category, "none" (healthy) or "unknown"
     summary: str
     confidence: float
@@ -76,6 +82,8 @@ class Verdict:
 
 @dataclass
 class InputFile:
+    """One input in the inventory: read (lines, events) or skipped (why)."""
+
     path: str
     lines: int = 0
     events: int = 0
@@ -88,6 +96,8 @@ class InputFile:
 
 @dataclass
 class RankStatus:
+    """What the logs say of one rank: where it ran, how it ended, its last sign of life."""
+
     rank: int
     host: str | None = None
     local_rank: int | None = None
@@ -105,6 +115,8 @@ class RankStatus:
 
 @dataclass
 class JobModel:
+    """The job as the logs describe it: world size, hosts, ranks, versions, communicators, span."""
+
     world_size: int | None = None
     hosts: list[str] = field(default_factory=list)
     ranks_seen: list[int] = field(default_factory=list)
@@ -121,6 +133,8 @@ class JobModel:
 
 @dataclass
 class Report:
+    """The whole report: verdict, findings, job, ranks and inputs."""
+
     verdict: Verdict
     findings: list[Finding] = field(default_factory=list)
     job: JobModel = field(default_factory=JobModel)

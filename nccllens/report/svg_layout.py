@@ -21,6 +21,8 @@ MAX_LANES = 40
 
 @dataclass
 class Rect:
+    """One rank's square in the grid picture."""
+
     x: int
     y: int
     rank: int
@@ -30,6 +32,8 @@ class Rect:
 
 @dataclass
 class Block:
+    """One host's block of squares in the grid picture."""
+
     host: str
     x: int
     y: int
@@ -40,6 +44,8 @@ class Block:
 
 @dataclass
 class GridPicture:
+    """The rank grid as a picture: size, cell size and host blocks."""
+
     width: int
     height: int
     cell: int
@@ -102,6 +108,8 @@ def grid_picture(report: Report, lang: str) -> GridPicture | None:
 
 @dataclass
 class Lane:
+    """One host's lane in the timeline picture."""
+
     host: str
     y: int
     first_x: float
@@ -112,6 +120,8 @@ class Lane:
 
 @dataclass
 class Swimlane:
+    """The timeline picture: size and one lane per host."""
+
     width: int
     height: int
     lanes: list[Lane]

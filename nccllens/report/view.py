@@ -135,6 +135,8 @@ def finding_tree(report: Report) -> list[CauseGroup]:
 
 @dataclass
 class Inventory:
+    """The inputs as the report lists them: read, skipped, and totals."""
+
     read: list[InputFile]
     skipped: list[InputFile]
     lines: int

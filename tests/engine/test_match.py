@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from engine_helpers import IB_NONE, SOCKET, WATCHDOG, XID63, XID79, event, rule, table
 
 from nccllens.engine.match import combined_pattern, evaluate, rule_expr
@@ -138,11 +139,14 @@ def _alone(rules, events) -> dict[str, list[int]]:
     return out
 
 
-def test_rules_in_groups_select_what_each_selects_alone():
+@pytest.mark.parametrize("small_table", [0, 10**9])  # the literal gates searched by polars, and in Python
+def test_rules_in_groups_select_what_each_selects_alone(small_table, monkeypatch):
     # more rules than one alternation holds (GROUP_SIZE), patterns that overlap, kinds and where mixed in,
     # a rule without a pattern: evaluating the groups first must not change any rule's events
+    from nccllens.engine import match
     from nccllens.regex_groups import GROUP_SIZE
 
+    monkeypatch.setattr(match, "SMALL_TABLE", small_table)
     events = table(
         event(XID79, kind="kernel.xid", line=1, xid=79),
         event(XID63, kind="kernel.xid", line=2, xid=63),
@@ -152,7 +156,8 @@ def test_rules_in_groups_select_what_each_selects_alone():
         event("(?i) is not a pattern here", kind="other.text", line=6),
     )
     words = ["Xid", "fallen off", "Row Remapper", "Watchdog", "(?i)watchdog", "NET/IB", "No device",
-             "Socket", r"\d+ milliseconds", "^NVRM", "(?i)ROW remapper", "not a pattern"]
+             "Socket", r"\d+ milliseconds", "^NVRM", "(?i)ROW remapper", "not a pattern", "(?i:no DEVICE)",
+             "(?:timed|timing) out", "[0-9]+ ms"]
     rules = [rule(f"TEST-X-{i:03d}", pattern=words[i % len(words)]) for i in range(2 * GROUP_SIZE + 5)]
     rules += [rule("TEST-Y-001", kinds=["kernel.xid"], where={"xid": 79}),
               rule("TEST-Y-002", kinds=["kernel.xid"], pattern="Remapper"),
@@ -160,11 +165,14 @@ def test_rules_in_groups_select_what_each_selects_alone():
     assert {h: sorted(lines) for h, lines in fired(rules, events).items()} == _alone(rules, events)
 
 
-def test_packaged_rules_select_the_same_in_groups_on_a_real_job():
+@pytest.mark.parametrize("small_table", [0, 10**9])  # the literal gates searched by polars, and in Python
+def test_packaged_rules_select_the_same_in_groups_on_a_real_job(small_table, monkeypatch):
     from nccllens.analysis import Options, load_rules
+    from nccllens.engine import match
     from nccllens.engine.match import _selections
     from nccllens.extract import extract
 
+    monkeypatch.setattr(match, "SMALL_TABLE", small_table)
     rules = load_rules(Options())
     fixtures = Path(__file__).parents[2] / "fixtures"
     events, _ = extract([str(fixtures)], [r.match.pattern for r in rules if r.match.pattern], workers=0)

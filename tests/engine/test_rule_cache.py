@@ -61,9 +61,9 @@ def test_a_damaged_cache_is_ignored(cache, tmp_path, damage):
     shutil.copytree(GOOD, mine)
     expected = load_rules([mine])
     (path,) = _kept(cache)
-    if damage is None:  # the right key, with documents that are not rules
-        held = rule_cache.cache_files.read_json(path)
-        path.write_text(json.dumps({next(iter(held)): [["x.toml", {"match": 3}]]}))
+    if damage is None:  # the right layout and name, with documents that are not rules and a forged digest
+        held = path.read_text()
+        path.write_text(held[:held.index(',"docs":')] + ',"docs":' + json.dumps([["x.toml", {"match": 3}]]) + "}")
     else:
         path.write_text(damage)
     assert load_rules([mine]) == expected
@@ -80,8 +80,8 @@ def test_a_second_load_in_one_process_does_not_parse_the_kept_sets_again(cache, 
     shutil.copytree(GOOD, mine)
     first = load_rules([mine])
     reads = []
-    real = rule_cache.cache_files.read_json
-    monkeypatch.setattr(rule_cache.cache_files, "read_json", lambda path: reads.append(path) or real(path))
+    real = rule_cache.cache_files.read_signed
+    monkeypatch.setattr(rule_cache.cache_files, "read_signed", lambda path, name: reads.append(path) or real(path, name))
     assert load_rules([mine]) == first
     assert reads == []  # held in memory under the same key: no JSON parsed, no rule rebuilt
     rule_file = mine / "TEST-TORCH-001.toml"

@@ -88,7 +88,7 @@ def test_nothing_is_written_but_the_output_file(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert sorted(p.name for p in written if p.parent != tmp_path / "cache") == ["report.html"]
-    assert all(p.name.startswith(("plan-", "rules-")) and p.suffix == ".json" or p.name == ".key"  # signing key
+    assert all(p.name.startswith(("plan-", "rules-", "texts-")) and p.suffix == ".json" or p.name == ".key"  # signing key
                for p in written if p.parent == tmp_path / "cache")
     assert {p: p.stat().st_mtime_ns for p in _files(FIXTURE)} == before_fixture
 
