@@ -178,6 +178,19 @@ def selective(pattern: str) -> bool:
     return _required(list(parsed), lambda s: s.strip() in COMMON) is not None
 
 
+def keyed(pattern: str) -> bool:
+    """Does every match of ``pattern`` hold a literal (case-sensitive) of ``MIN_LITERAL`` characters or more,
+    common tokens included? A scanner can key on it, where a pattern of classes and separators alone (an
+    NCCL line head ``host:pid:tid [dev] ``) makes it run an automaton from nearly every position."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return False
+    if parsed.state.flags & re.IGNORECASE:
+        return False
+    return _required(list(parsed), lambda s: False) is not None
+
+
 def plan(patterns: list[str], group) -> Plan:
     """Required literals of the pattern branches that have them; the rest ORed in groups by ``group``."""
     lits: set[str] = set()

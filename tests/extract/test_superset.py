@@ -133,6 +133,18 @@ def test_the_ascii_rewrite_finds_every_ascii_fixture_line_python_matches():
             assert all(_found(db, ln.encode()) for ln in hits), branch
 
 
+def test_behind_a_prefix_without_any_literal_an_alternative_with_a_common_token_is_looked_for_alone():
+    from nccllens.extract.superset import scan_parts
+
+    # the NCCL 2.0-2.2 branch: the line head ``host:pid:tid [dev] `` keys nothing, every NCCL line holds it;
+    # ``WARN`` is a token of every line of some format, yet it keys the scan where the head cannot
+    head = r"[^\s:\[\]]+:\d+:\d+ \[\d+\] "
+    parts = scan_parts(head + r"(?:\S+\.(?:cu|cc|cpp|h):\d+ WARN |Connected all rings|\w+ \d+)")
+    assert parts == [r"\S+\.(?:cu|cc|cpp|h):\d+ WARN ", "Connected all rings", head + r"(?:\w+ \d+)"]
+    # behind a prefix with a literal of its own (if a common token), an alternative needs a selective one
+    assert scan_parts(r"NCCL: (?:WARN \d+|TRACE \d+)") == [r"NCCL: (?:WARN \d+|TRACE \d+)"]
+
+
 def test_the_ascii_rewrite_keeps_hyperscans_ascii_classes():
     assert superset(r"[EF]\d{4} \w+\s", ascii=True) == r"[EF]\d{4} \w+[\t\x0b\x0c\r \x1c-\x1f]"
     assert "\\x{80}" in superset(r"[EF]\d{4}")
