@@ -148,3 +148,29 @@ def test_behind_a_prefix_without_any_literal_an_alternative_with_a_common_token_
 def test_the_ascii_rewrite_keeps_hyperscans_ascii_classes():
     assert superset(r"[EF]\d{4} \w+\s", ascii=True) == r"[EF]\d{4} \w+[\t\x0b\x0c\r \x1c-\x1f]"
     assert "\\x{80}" in superset(r"[EF]\d{4}")
+
+
+def test_a_branch_without_any_literal_is_looked_for_by_its_lettered_head():
+    from nccllens.extract.superset import head, scan_parts
+
+    # glog's line head (a level letter, then a time stamp): keyed on nothing, the whole branch was verified
+    # back from every "] " of every line; its head before the first unbounded repeat is a superset
+    glog = r"(?:[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\] (?:.*)$"
+    assert scan_parts(glog) == [r"(?:[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}"]
+    # a head of digits and separators (a time stamp) would match every line of a log that prints one,
+    # a short head selects nothing, and a branch with a literal keeps its own
+    assert head(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?:[EF]) [^\s\]]+:\d+\] (?:.*)$") is None
+    assert head(r"\d%\s+\d+/\d+\s*\[\d+:\d+<") is None
+    assert scan_parts(r"Watchdog caught collective operation timeout: \S+") == [
+        r"Watchdog caught collective operation timeout: \S+"]
+
+
+def test_a_prefix_keyed_only_on_what_every_line_of_a_dense_family_holds_is_dropped():
+    from nccllens.extract.superset import scan_parts
+
+    # NL-SYS-006's pattern: every NCCL transport line holds "Channel", " : ", "] -> " and "] via "; what
+    # tells an SHM line from the others is the transport after them
+    shm = r"Channel \d+(?:/\d+)? : \d+\[[0-9a-f]+\] -> \d+\[[0-9a-f]+\] via (?:SHM/|direct shared memory)"
+    assert scan_parts(shm) == ["SHM/", "direct shared memory"]
+    line = "ubuntu:39964:40050 [6] NCCL INFO Channel 09 : 6[6] -> 7[7] via SHM/direct/direct"  # source: https://github.com/NVIDIA/nccl-tests/issues/166 (NL-SYS-006)
+    assert re.search(shm, line) and any(re.search(p, line) for p in scan_parts(shm))
