@@ -168,16 +168,51 @@ def _literals_of(pattern: str) -> tuple[frozenset[str] | None, bool]:
     return found, nocase
 
 
-def selective(pattern: str) -> bool:
+def selective(pattern: str, tokens: frozenset[str] = frozenset()) -> bool:
     """Does every match of ``pattern`` hold a literal (case-sensitive) that is not, spaces aside, a token of
-    (nearly) every line of some log format (``COMMON``)? A scanner keyed on it skips most lines of any log."""
+    (nearly) every line of some log format (``COMMON``, and ``tokens``, spaces stripped)? A scanner keyed on it
+    skips most lines of any log."""
     try:
         parsed = sre_parse.parse(pattern)
     except (re.error, OverflowError, RecursionError, ValueError):
         return False
     if parsed.state.flags & re.IGNORECASE:
         return False
-    return _required(list(parsed), lambda s: s.strip() in COMMON) is not None
+    return _required(list(parsed), lambda s: s.strip() in COMMON or s.strip() in tokens) is not None
+
+
+def keyed(pattern: str) -> bool:
+    """Does every match of ``pattern`` hold a literal (case-sensitive) of ``MIN_LITERAL`` characters or more,
+    common tokens included? A scanner can key on it, where a pattern of classes and separators alone (an
+    NCCL line head ``host:pid:tid [dev] ``) makes it run an automaton from nearly every position."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return False
+    if parsed.state.flags & re.IGNORECASE:
+        return False
+    return _required(list(parsed), lambda s: False) is not None
+
+
+def _requires_letter(items) -> bool:
+    for op, av in items:
+        if op is sre_c.LITERAL and chr(av).isalpha():
+            return True
+        if op is sre_c.IN and av and all(o is sre_c.LITERAL and chr(v).isalpha() for o, v in av):
+            return True
+        if op is sre_c.SUBPATTERN and _requires_letter(av[-1]):
+            return True
+    return False
+
+
+def lettered(pattern: str, width: int) -> bool:
+    """Is every match of ``pattern`` ``width`` characters wide at least, with a letter it requires (a literal
+    one, or a class of letters only)? A head of digits and separators (a time stamp) is neither."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return False
+    return parsed.getwidth()[0] >= width and _requires_letter(list(parsed))
 
 
 def plan(patterns: list[str], group) -> Plan:

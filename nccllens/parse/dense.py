@@ -70,9 +70,13 @@ def _who(rows: pl.DataFrame, regex: str) -> pl.DataFrame:
     raw = rows["raw"]
     if "owner" in rows.columns:
         run = rows["owner"].rle_id()  # the rows of one file are together (in row order)
-        heads = pl.Series([_head(regex, text) for text in raw.filter(run.is_first_distinct()).to_list()],
-                          dtype=pl.String)
-        head = heads.gather(run)
+        firsts = [_head(regex, text) for text in raw.filter(run.is_first_distinct()).to_list()]
+        if regex == _TAG_WHO and all(h is None or _TAG_ONLY.fullmatch(h) for h in firsts):
+            # each file's head a rank tag (or none): a row that starts with it gives that very tag by the
+            # literal search of ``_extract_who``, so one pass over every row costs less than telling them apart
+            # (a console log prints every local rank's tag: most rows do not start as its first row)
+            return rows.with_columns(_extract_who(raw, regex).alias("who"))
+        head = pl.Series(firsts, dtype=pl.String).gather(run)
     else:
         head = pl.Series([_head(regex, raw[0])], dtype=pl.String).gather(pl.zeros(rows.height, pl.UInt32, eager=True))
     same = raw.str.starts_with(head).fill_null(False)
@@ -85,6 +89,7 @@ def _who(rows: pl.DataFrame, regex: str) -> pl.DataFrame:
 # a rank tag at the start of a line is the leftmost match of ``_TAG_WHO`` (its first branch), and ends at the
 # line's first ']': found by a literal search and checked on the short text, not by a capturing search
 _TAG_AT_START = r"^\[(?:rank|default)\d+\]$"
+_TAG_ONLY = re.compile(r"\[(?:rank|default)\d+\]")
 
 
 def _extract_who(texts: pl.Series, regex: str) -> pl.Series:
@@ -110,6 +115,13 @@ _GATES: dict[str, tuple[str, ...]] = {
     "nccl.coll": (": opCount ", " [nranks=", " sendbuff "),
     "nccl.transport": ("] via ", "] -> ", "NCCL INFO Channel "),
 }
+# literals (spaces aside) that every line of a dense family holds, whatever the NCCL version: a scan keyed on
+# one of them stops at every line of a log of that family (``extract.superset.scan_parts``)
+EVERY_LINE = frozenset({
+    "Channel", ":", "] ->", "] via", "via",  # Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA
+    ": opCount", "sendbuff", "recvbuff", "count", "datatype", "op", "root", "comm", "[nranks=", "] stream",
+    "stream",  # AllReduce: opCount 1f sendbuff 0x... recvbuff 0x... count 8 datatype 7 op 0 root 0 comm 0x... [nranks=8] stream 0x...
+})
 _GRAPH_GATE = ["NCCL INFO Channel ", "NCCL INFO Trees ", "NCCL INFO Ring ", "NCCL INFO Tree "]
 
 

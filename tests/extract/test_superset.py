@@ -133,6 +133,44 @@ def test_the_ascii_rewrite_finds_every_ascii_fixture_line_python_matches():
             assert all(_found(db, ln.encode()) for ln in hits), branch
 
 
+def test_behind_a_prefix_without_any_literal_an_alternative_with_a_common_token_is_looked_for_alone():
+    from nccllens.extract.superset import scan_parts
+
+    # the NCCL 2.0-2.2 branch: the line head ``host:pid:tid [dev] `` keys nothing, every NCCL line holds it;
+    # ``WARN`` is a token of every line of some format, yet it keys the scan where the head cannot
+    head = r"[^\s:\[\]]+:\d+:\d+ \[\d+\] "
+    parts = scan_parts(head + r"(?:\S+\.(?:cu|cc|cpp|h):\d+ WARN |Connected all rings|\w+ \d+)")
+    assert parts == [r"\S+\.(?:cu|cc|cpp|h):\d+ WARN ", "Connected all rings", head + r"(?:\w+ \d+)"]
+    # behind a prefix with a literal of its own (if a common token), an alternative needs a selective one
+    assert scan_parts(r"NCCL: (?:WARN \d+|TRACE \d+)") == [r"NCCL: (?:WARN \d+|TRACE \d+)"]
+
+
 def test_the_ascii_rewrite_keeps_hyperscans_ascii_classes():
     assert superset(r"[EF]\d{4} \w+\s", ascii=True) == r"[EF]\d{4} \w+[\t\x0b\x0c\r \x1c-\x1f]"
     assert "\\x{80}" in superset(r"[EF]\d{4}")
+
+
+def test_a_branch_without_any_literal_is_looked_for_by_its_lettered_head():
+    from nccllens.extract.superset import head, scan_parts
+
+    # glog's line head (a level letter, then a time stamp): keyed on nothing, the whole branch was verified
+    # back from every "] " of every line; its head before the first unbounded repeat is a superset
+    glog = r"(?:[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\] (?:.*)$"
+    assert scan_parts(glog) == [r"(?:[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}"]
+    # a head of digits and separators (a time stamp) would match every line of a log that prints one,
+    # a short head selects nothing, and a branch with a literal keeps its own
+    assert head(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?:[EF]) [^\s\]]+:\d+\] (?:.*)$") is None
+    assert head(r"\d%\s+\d+/\d+\s*\[\d+:\d+<") is None
+    assert scan_parts(r"Watchdog caught collective operation timeout: \S+") == [
+        r"Watchdog caught collective operation timeout: \S+"]
+
+
+def test_a_prefix_keyed_only_on_what_every_line_of_a_dense_family_holds_is_dropped():
+    from nccllens.extract.superset import scan_parts
+
+    # NL-SYS-006's pattern: every NCCL transport line holds "Channel", " : ", "] -> " and "] via "; what
+    # tells an SHM line from the others is the transport after them
+    shm = r"Channel \d+(?:/\d+)? : \d+\[[0-9a-f]+\] -> \d+\[[0-9a-f]+\] via (?:SHM/|direct shared memory)"
+    assert scan_parts(shm) == ["SHM/", "direct shared memory"]
+    line = "ubuntu:39964:40050 [6] NCCL INFO Channel 09 : 6[6] -> 7[7] via SHM/direct/direct"  # source: https://github.com/NVIDIA/nccl-tests/issues/166 (NL-SYS-006)
+    assert re.search(shm, line) and any(re.search(p, line) for p in scan_parts(shm))
