@@ -11,16 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import (
-    NONE,
-    NOT_STATED,
-    UNNAMED_OP,
-    hosts_of,
-    majority,
-    make_finding,
-    rank_list,
-    tie_side,
-)
+from nccllens.analyses.common import NONE, NOT_STATED, UNNAMED_OP, hosts_of, majority, make_finding, rank_list
 from nccllens.report.model import Finding
 
 STUCK_KINDS = ("torch.watchdog_timeout", "torch.pg_status")
@@ -106,7 +97,7 @@ def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -
         top, odd = majority(ops)
         if not odd or len(set(ops.values())) < 2:
             continue
-        ranks = odd if top is not None else tie_side(ops)
+        ranks = odd if top is not None else sorted(ops)
         out.append(make_finding(
             "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), seq=seq, pg=pgk,
             op=top or UNNAMED_OP, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]),

@@ -104,15 +104,6 @@ def majority(values: Mapping[Hashable, Hashable]) -> tuple[Hashable | None, list
     return top, sorted(k for k, v in values.items() if v != top)
 
 
-def tie_side(values: Mapping[int, Hashable]) -> list[int]:
-    """The ranks to name when ranks split evenly between two ops: rank 0's side when rank 0 is alone on it
-    (code that runs on the main process only, such as logging, checkpointing, evaluation or a stop decision,
-    is the usual way ranks part), else every rank."""
-    if 0 in values and len(set(values.values())) == 2 and sum(v == values[0] for v in values.values()) == 1:
-        return [0]
-    return sorted(values)
-
-
 def summary_evidence(rows: pl.DataFrame) -> pl.DataFrame:
     """Summary rows (``nccllens.summaries``) as evidence: each group's last line, where and when it was."""
     rank = pl.col("member") if "member" in rows.columns else pl.col("rank")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import UNNAMED_OP, hosts_of, majority, make_finding, tie_side
+from nccllens.analyses.common import UNNAMED_OP, hosts_of, majority, make_finding
 from nccllens.events import earliest_first
 from nccllens.report.model import Finding
 
@@ -38,7 +38,7 @@ def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
         top, odd = majority(ops)
         if len(set(ops.values())) < 2:
             continue
-        ranks = odd if top is not None else tie_side(ops)
+        ranks = odd if top is not None else sorted(ops)
         out.append(make_finding(
             "AN-FINGERPRINT-MISMATCH", lang, group.filter(pl.col("rank").is_in(ranks)), ranks=ranks,
             hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or UNNAMED_OP,

@@ -50,13 +50,3 @@ def test_the_node_named_past_the_300th_character_of_an_error_record_is_the_culpr
     report = nccllens.analyze(str(tmp_path))
     top = report.findings[0]
     assert (report.verdict.category, top.rule, top.hosts) == ("host_oom", "NL-JOB-040", ["29.45.33.204"])
-
-
-def test_two_ranks_in_different_collectives_name_rank_0_when_it_is_alone_on_its_side(tmp_path):
-    # https://github.com/speechbrain/speechbrain/issues/2401: rank 0 broadcasts in a
-    # main-process-only checkpoint block while rank 1 runs the next all_reduce at the same SequenceNumber
-    case = PUBLIC / "speechbrain_rank0_ckpt_broadcast_vs_allreduce"
-    for f in case.glob("*.log"):
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    report = nccllens.analyze(str(tmp_path))
-    assert report.verdict.category == "rank_divergence" and report.findings[0].ranks == [0]
