@@ -172,26 +172,26 @@ def selective(pattern: str, tokens: frozenset[str] = frozenset()) -> bool:
     """Does every match of ``pattern`` hold a literal (case-sensitive) that is not, spaces aside, a token of
     (nearly) every line of some log format (``COMMON``, and ``tokens``, spaces stripped)? A scanner keyed on it
     skips most lines of any log."""
-    try:
-        parsed = sre_parse.parse(pattern)
-    except (re.error, OverflowError, RecursionError, ValueError):
-        return False
-    if parsed.state.flags & re.IGNORECASE:
-        return False
-    return _required(list(parsed), lambda s: s.strip() in COMMON or s.strip() in tokens) is not None
+    return _holds_literal(pattern, lambda s: s.strip() in COMMON or s.strip() in tokens)
 
 
 def keyed(pattern: str) -> bool:
     """Does every match of ``pattern`` hold a literal (case-sensitive) of ``MIN_LITERAL`` characters or more,
     common tokens included? A scanner can key on it, where a pattern of classes and separators alone (an
     NCCL line head ``host:pid:tid [dev] ``) makes it run an automaton from nearly every position."""
+    return _holds_literal(pattern, lambda s: False)
+
+
+def _holds_literal(pattern: str, ignored) -> bool:
+    """Whether every match of a case-sensitive ``pattern`` holds a required literal that ``ignored`` does not
+    set aside (False for a pattern that does not parse or ignores case)."""
     try:
         parsed = sre_parse.parse(pattern)
     except (re.error, OverflowError, RecursionError, ValueError):
         return False
     if parsed.state.flags & re.IGNORECASE:
         return False
-    return _required(list(parsed), lambda s: False) is not None
+    return _required(list(parsed), ignored) is not None
 
 
 def _requires_letter(items) -> bool:
