@@ -376,3 +376,28 @@ def test_pdsh_host_named_gpu():
     # real: fixtures/public/llamafactory_hostfile_store_reset_rank0/gpu003.log (DeepSpeed launcher over pdsh)
     p = strip("gpu003: Traceback (most recent call last):")
     assert (p.host, p.message) == ("gpu003", "Traceback (most recent call last):")
+
+
+def test_each_prompt_names_the_host_of_the_lines_after_it():
+    # a terminal paste that moved between machines (https://github.com/lyulyul/shine-cluster/issues/171):
+    # sinfo on the login node, then nvidia-smi on the GPU node
+    from pathlib import Path
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[1] / "fixtures" / "public" / "slurm_4gpu_ddp_allreduce_timeout_rank0_gpu_lost_hoth"
+    report = nccllens.analyze(str(case))
+    top = report.findings[0]
+    assert (top.category, list(top.hosts)) == ("gpu_hardware", ["hoth"])
+
+
+def test_host_marks_follow_the_prompts():
+    from nccllens.parse.prefixes import file_facts, host_at
+
+    lines = ["wangcui@aha:~$ sinfo", "normal    up   mix   5-00:00:00 gpu:8  gpu:8     hoth      18/46/0/64",
+             "(htranstrack) wangcui@hoth:~/shared/STGTrack/H-TransTrack_test2$ nvidia-smi",
+             "Unable to determine the device handle for GPU 0000:1C:00.0: Unknown Error"]
+    facts = file_facts(lines)
+    assert facts.host is None and facts.host_marks == ((1, "aha"), (3, "hoth"))
+    assert [host_at(facts.host_marks, n) for n in (1, 2, 3, 4)] == ["aha", "aha", "hoth", "hoth"]
+    assert file_facts(lines[2:]).host_marks == ()  # one host: the whole file's, as before

@@ -51,6 +51,7 @@ class PathHints:
     # leading segments that repeat before a rank marker
     leads: frozenset[str] = frozenset()
     line_host: str | None = None  # the one host the file's shell prompts or launcher header name
+    host_marks: tuple[tuple[int, str], ...] = ()  # (line number, host) of each prompt where they name several
     line_rank: int | None = None  # the one global rank the file's launcher header names (submitit)
     wrap: int | None = None  # the width a terminal hard-wrapped the file's long lines at
 

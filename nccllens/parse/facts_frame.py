@@ -72,9 +72,10 @@ def facts_of_files(raw: pl.Series, bounds: Sequence[tuple[int, int]]) -> list[Fi
 
 def with_facts(hints: PathHints, facts: FileFacts) -> PathHints:
     """``hints`` with what ``facts`` say of every line of the file."""
-    if not facts.leads and facts.host is None and facts.rank is None and facts.wrap is None:
+    if not facts.leads and facts.host is None and facts.rank is None and facts.wrap is None and not facts.host_marks:
         return hints
-    return replace(hints, leads=facts.leads, line_host=facts.host, line_rank=facts.rank, wrap=facts.wrap)
+    return replace(hints, leads=facts.leads, line_host=facts.host, host_marks=facts.host_marks,
+                   line_rank=facts.rank, wrap=facts.wrap)
 
 
 def with_file_facts(hints: PathHints, raws) -> PathHints:

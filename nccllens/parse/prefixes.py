@@ -17,6 +17,7 @@ report's ``        | [rank0]: ...``. A segment seen on one line only is message 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -168,6 +169,9 @@ class FileFacts:
     leads: frozenset[str] = frozenset()
     host: str | None = None
     hosts: tuple[str, ...] = field(default=())
+    # where a file's prompts name two hosts or more (a terminal session that moved between machines): each
+    # prompt's line number (from 1) and host; the lines after a prompt were printed on its host
+    host_marks: tuple[tuple[int, str], ...] = field(default=())
     rank: int | None = None
     wrap: int | None = None  # the width a terminal hard-wrapped the file's long lines at
 
@@ -312,8 +316,32 @@ def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
                     break
     hosts = tuple(prompts)
     return FileFacts(frozenset(leads), hosts[0] if len(hosts) == 1 else None, hosts,
+                     host_marks(sample) if len(hosts) > 1 else (),
                      next(iter(tasks)) if len(tasks) == 1 else None,
                      _wrap_width(sample) if width is False else width)
+
+
+def host_marks(sample: Sequence[str]) -> tuple[tuple[int, str], ...]:
+    """The line numbers (from 1) of the sample's shell prompts and host-naming lines, with the host each names."""
+    prompt = _BY_NAME["prompt"].pattern
+    out = []
+    for i, raw in enumerate(sample, 1):
+        if "@" in raw[:MAX_LEAD]:
+            p = prompt.match(raw)
+            if p:
+                out.append((i, p["host"] or p["host2"] or p["host3"]))
+                continue
+        if "ost" in raw[:12]:
+            h = _HOSTNAME_LINE.match(raw)
+            if h:
+                out.append((i, h["host"]))
+    return tuple(out)
+
+
+def host_at(marks: Sequence[tuple[int, str]], line_no: int) -> str | None:
+    """The host the last of ``marks`` at or before ``line_no`` names (None before the first)."""
+    k = bisect_right(marks, (line_no, "\uffff"))
+    return marks[k - 1][1] if k else None
 
 
 WRAP_MIN = 60

@@ -19,7 +19,7 @@ from nccllens.parse.following import Following
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.prefixes import split_glued, strip
+from nccllens.parse.prefixes import host_at, split_glued, strip
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 from nccllens.repeats import thin, weigh
@@ -34,7 +34,7 @@ def _make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) ->
     p = strip(for_matching(raw), hints.leads)
     return Line(
         file=path, line=line_no, raw=raw, message=p.message,
-        host=p.host or hints.line_host, rank=p.rank if p.rank is not None else hints.line_rank,
+        host=p.host or hints.line_host or (host_at(hints.host_marks, line_no) if hints.host_marks else None), rank=p.rank if p.rank is not None else hints.line_rank,
         local_rank=p.local_rank,
         attempt=hints.attempt, ts=p.ts, ts_kind="absolute" if p.ts else None,
         stream=p.stream, row=row,
