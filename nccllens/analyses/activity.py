@@ -79,9 +79,12 @@ def _bars(events: pl.DataFrame, waiting: set[int]) -> pl.DataFrame:
         return own
     own = own.with_columns(pl.when(pl.col("rank").is_in(sorted(waiting))).then(None).otherwise(pl.col("rank"))
                            .alias("rank"))
-    own = own.sort(["file", "line"])
+    # tqdm rounds its percent: 497/499 shows 100%; the counts say whether the bar was done
+    counts = pl.col("detail").fill_null("").str.extract_groups(r"^(\d+)/(\d+)\b")
+    short = counts.struct.field("1").cast(pl.Int64, strict=False) < counts.struct.field("2").cast(pl.Int64, strict=False)
+    own = own.sort(["file", "line"]).with_columns(((pl.col("pct") < 100) | short.fill_null(False)).alias("open"))
     # a bar is busy when its last state is incomplete; every incomplete state of a busy bar is kept (to show)
-    last = own.unique(["rank", "label"], keep="last", maintain_order=True).filter(pl.col("pct") < 100)
+    last = own.unique(["rank", "label"], keep="last", maintain_order=True).filter("open")
     return own.join(last.select("rank", "label"), on=["rank", "label"], how="semi", nulls_equal=True)
 
 
@@ -116,7 +119,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
     waiting = set(waits["rank"].to_list())
     busy = _bars(events, waiting)
     if busy.height:  # a bar with no rank must also have moved while the others waited (a rank's own need not)
-        busy = busy.filter(pl.col("pct") < 100)
+        busy = busy.filter("open")
         busy = pl.concat([busy.filter(pl.col("rank").is_not_null()),
                           _during_wait(busy.filter(pl.col("rank").is_null()), waits, events)])
     if not busy.height:

@@ -71,7 +71,8 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
         if size and default and len(waiting) >= max(1, size // 2):
             absent = set(range(size)) - waiting - laggers - set(per_rank["rank"].to_list())
             unseen = absent - ranks_seen
-            if len(unseen) > max(1, NEVER_SEEN_SHARE * size):
+            # a rank whose own timeout shows it behind explains the wait; ranks that left no log say nothing
+            if laggers or len(unseen) > max(1, NEVER_SEEN_SHARE * size):
                 absent -= unseen  # these left no log at all: say so elsewhere, do not blame them
         culprits = laggers | absent
         if not culprits or len(culprits) >= max(len(waiting), 2):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from nccllens import lazy_regex
+from nccllens.events import MAX_RANK
 from nccllens.parse.torch_debug import classify_barrier, classify_ddp
 from nccllens.parse.torch_patterns import nccl_error_code, pg_fields, ranks_list, work_fields
 from nccllens.parse.torch_store import classify_gloo, classify_store
@@ -185,6 +186,9 @@ def resolve_rank(fields: dict, line_rank: int | None) -> int | None:
     """Pop the private hints from ``fields``; return the ``rank`` to set (``None``: keep the line's)."""
     group_rank = fields.pop("_group_rank", None)
     pg_default = fields.pop("_pg_default", False)
+    size = fields.pop("_group_size", None)
+    if size is not None and pg_default and size <= MAX_RANK:
+        fields.setdefault("nranks", size)  # the default group's size: the job's world size
     self_rank = fields.pop("_self_rank", None)
     missing = fields.pop("_missing_rank", None)
     fields.pop("_message", None)

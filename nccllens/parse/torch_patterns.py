@@ -58,10 +58,25 @@ def work_fields(text: str) -> dict:
     if not m:
         return {}
     out = {"seq": int(m["seq"]), "op": m["op"], "timeout_ms": int(m["tmo"])}
+    size = group_size(m["op"], m["nin"], m["nout"])
+    if size:
+        out["_group_size"] = size
     ran = RAN_FOR.search(text, m.end())
     if ran:
         out["elapsed_ms"] = int(ran["ran"])
     return out
+
+
+def group_size(op: str, nin: str | None, nout: str | None) -> int | None:
+    """The process group's size a gathering or scattering work states by its element counts: an all-gather
+    returns every rank's input (``NumelOut`` = size x ``NumelIn``), a reduce-scatter keeps one share of it."""
+    if not nin or not nout or nin.startswith("-") or nout.startswith("-") or len(nin) > 12 or len(nout) > 12:
+        return None
+    n_in, n_out = int(nin), int(nout)
+    big, small = (n_out, n_in) if "GATHER" in op.upper() else (n_in, n_out) if "REDUCE_SCATTER" in op.upper() else (0, 0)
+    if small <= 0 or big <= small or big % small:
+        return None
+    return big // small
 
 
 def nccl_error_code(text: str) -> tuple[str | None, int | None]:

@@ -407,3 +407,29 @@ def test_the_failed_call_nccl_tests_stops_at_is_an_error_of_its_host(tmp_path):
     assert (report.verdict.category, top.rule, top.hosts) == ("gpu_hardware", "NL-GPU-022", ["test"])
     failed = report.events.filter(report.events["kind"] == "progress.bench_failure")
     assert failed["value"].to_list() == ["system not yet initialized"]
+
+
+# fixtures/public/minillm_2xh100_eval_rank1_allgather_5h_timeout_rank0_still_generating: tqdm shows 497/499
+# as 100%; the all-gather's element counts state the group's size (998 = 2 x 499)
+MINILLM = """\
+Generation Evaluation: 100%|█████████▉| 497/499 [18:29:58<05:20, 160.10s/it][E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=22134630, OpType=ALLGATHER, NumelIn=499, NumelOut=998, Timeout(ms)=18000000) ran for 18000109 milliseconds before timing out.
+"""
+
+
+def test_an_all_gather_states_its_group_size_and_a_rounded_bar_is_still_busy(tmp_path):
+    report = _analyze(tmp_path, {"console.log": MINILLM})
+    assert report.job.world_size == 2
+    top = report.findings[0]
+    assert (top.rule, top.category, top.ranks) == ("AN-RANK-BUSY", "straggler", [0])
+    assert "497/499" in top.title
+
+
+def test_group_size_from_element_counts():
+    from nccllens.parse.torch_patterns import group_size
+
+    assert group_size("ALLGATHER", "499", "998") == 2
+    assert group_size("_ALLGATHER_BASE", "48128", "192512") == 4
+    assert group_size("_REDUCE_SCATTER_BASE", "4096", "1024") == 4
+    assert group_size("ALLREDUCE", "11", "11") is None  # an all-reduce keeps its size: nothing stated
+    assert group_size("ALLGATHER", "499", "999") is None  # not a multiple: no size
+    assert group_size("ALLGATHER", "0", "0") is None
