@@ -16,7 +16,7 @@ from typing import Any
 
 PARSERS: dict[str, tuple[str, ...]] = {  # module → the families of the event kinds it emits
     "nccl": ("nccl",), "kernel": ("kernel",), "torch": ("torch", "nccl"), "cpp": ("cpp",), "crash": ("cpp",),
-    "torchrun": ("torchrun",), "python": ("python",), "slurm": ("slurm",), "k8s": ("k8s",),
+    "torchrun": ("torchrun",), "python": ("python",), "slurm": ("slurm",), "k8s": ("k8s",), "ray": ("ray",),
     "frtrace": ("flight", "nccl"), "harness": ("harness",), "progress": ("progress",), "horovod": ("horovod",),
     "openmpi": ("openmpi",), "lightning": ("lightning",), "stacks": ("stack",),
     "loglevel": ("log",),  # offered last: ERROR/CRITICAL lines of loggers no other family knows

@@ -1,0 +1,64 @@
+"""Ray's reports of workers that died under a job (family ``ray``): Ray Train, verl, OpenRLHF, vLLM on Ray.
+
+``ray.worker_died`` for a worker or actor process that went away without an exception of its own:
+``value`` = Ray's exit type (``SYSTEM_ERROR``, ``NODE_OUT_OF_MEMORY``...), ``key`` = what the exit detail
+says (``process_died``: the process vanished, Ray's own first guess being the kernel's OOM killer;
+``node_died``: its node or its owner's node crashed), ``pid`` and ``peer`` = the worker's IP address where
+the line states them (``Worker IP address: 10.0.7.57``, ``Owner Ip address: …``). ``ray.memory_kill`` for a
+worker Ray's memory monitor killed: ``peer`` = the node's IP when the report names it (``Memory on the node
+(IP: 10.20.49.141, …``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nccllens import lazy_regex
+from nccllens.parse.base import FileContext, Line
+
+FAMILY = "ray"
+
+PREFILTER = (
+    r"Worker exit type: [A-Z_]+|exit type: [A-Z_]+ Worker exit detail"
+    r"|killed due to memory pressure \(OOM\)|Memory on the node \(IP: "
+)
+
+_EXIT = lazy_regex.compile(r"(?:Worker|Owner worker) exit type: (?P<type>[A-Z_]+)(?: Worker exit detail: (?P<detail>.*))?")
+_IP = lazy_regex.compile(r"(?:Worker IP address|Owner Ip address): (?P<ip>[\w.:-]+)")
+_PID = lazy_regex.compile(r"Worker PID: (?P<pid>\d{1,9})\b")
+_MEMORY = lazy_regex.compile(r"Memory on the node \(IP: (?P<ip>[\w.:-]+)|killed due to memory pressure \(OOM\)")
+# exit details of a process that vanished (killed, crashed) rather than one that raised or was stopped
+_VANISHED = lazy_regex.compile(r"connection error code 2|exits with an exit code None|killed by SIGKILL|SIGSEGV")
+_NODE = lazy_regex.compile(r"node has crashed|node (?:was|is) (?:dead|terminated|removed)|The node .* died")
+DETAIL_CHARS = 200
+
+
+def _event_for(body: str) -> dict | None:
+    m = _EXIT.search(body)
+    if m:
+        detail = (m["detail"] or "").strip()
+        event = {"kind": "ray.worker_died", "value": m["type"], "detail": detail[:DETAIL_CHARS] or None,
+                 "key": "node_died" if _NODE.search(detail) else "process_died" if _VANISHED.search(detail) else None}
+        ip, pid = _IP.search(body), _PID.search(body)
+        if ip:
+            event["peer"] = ip["ip"]
+        if pid:
+            event["pid"] = int(pid["pid"])
+        return event
+    m = _MEMORY.search(body)
+    if m:
+        return {"kind": "ray.memory_kill", "peer": m["ip"]}
+    return None
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        try:
+            event = _event_for(line.message)
+        except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
+            continue
+        if event is None:
+            continue
+        event = {k: v for k, v in event.items() if v not in (None, "")}
+        event.update({"family": FAMILY, "level": "error", "message": line.message.strip()})
+        yield event

@@ -1,0 +1,57 @@
+"""ray family: worker and actor processes that died, and Ray's memory monitor, on real lines."""
+
+from __future__ import annotations
+
+from nccllens.parse import ray
+from nccllens.parse.base import FileContext, Line
+
+# https://github.com/ray-project/ray/issues/31828 (Ray Train TorchTrainer)
+DIED = ("2023-01-17 17:21:35,472\tWARNING worker.py:1829 -- A worker died or was killed while executing a task by an "
+        "unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: "
+        "ffffffffffffffff686c4586a18aa58bf9747eb504000000 Worker ID: 0c62b78d30f3642bc1fc9a6f3cb257202e1230b03d988031722bc993 "
+        "Node ID: 38300cefdc3b42caebdba478cc1da1adbba154304cecb24fd8ba1a7e Worker IP address: 100.97.252.234 Worker port: "
+        "10016 Worker PID: 1942 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a "
+        "connection error code 2. End of file. There are some potential root causes. (1) The process is killed by "
+        "SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed "
+        "unexpectedly due to SIGSEGV or other unexpected errors.")
+# https://github.com/hiyouga/EasyR1/issues/324 (the owner's node crashed)
+OWNER = ("The actor is dead because its owner has died. Owner Id: 01000000ffffffffffffffffffffffffffffffffffffffffffffffff "
+         "Owner Ip address: 172.21.160.9 Owner worker exit type: SYSTEM_ERROR Worker exit detail: Owner's node has crashed.")
+# https://github.com/verl-project/verl/issues/2950 (Ray's memory monitor names the node)
+MEMORY = ("Memory on the node (IP: 10.20.49.141, ID: 4748aa6d1bc114b8bf58822d0b162796a1d36a79dee5c167c9bf91f5) where the "
+          "task (actor ID: 9e43ace6a1234e13df7b456b01000000, name=8szhVkWorkerDict_0:3:WorkerDict.__init__, pid=4100606, "
+          "memory used=56.57GB) was running was 246.41GB / 251.54GB (0.979583), which exceeds the memory usage threshold of 0.95.")
+
+
+def _events(*texts):
+    lines = [Line(file="x.log", line=i + 1, raw=t, message=t, row=i) for i, t in enumerate(texts)]
+    return list(ray.parse(lines, FileContext(path="x.log", year=2026)))
+
+
+def test_a_vanished_worker_names_its_node_and_pid():
+    (e,) = _events(DIED)
+    assert (e["kind"], e["value"], e["key"], e["peer"], e["pid"]) == (
+        "ray.worker_died", "SYSTEM_ERROR", "process_died", "100.97.252.234", 1942)
+
+
+def test_a_crashed_owner_node_is_not_a_vanished_process():
+    (e,) = _events(OWNER)
+    assert (e["key"], e["peer"]) == ("node_died", "172.21.160.9")
+
+
+def test_the_memory_monitor_names_the_node():
+    (e,) = _events(MEMORY)
+    assert (e["kind"], e["peer"]) == ("ray.memory_kill", "10.20.49.141")
+
+
+def test_other_lines_are_left_alone():
+    assert _events("(TorchTrainer pid=89392) Worker 0 has failed.", "Worker exit type") == []
+
+
+def test_the_whole_pipeline_blames_the_node_ray_names(tmp_path):
+    import nccllens
+
+    (tmp_path / "case-001").mkdir()
+    (tmp_path / "case-001" / "driver.log").write_text(DIED + "\n", encoding="utf-8")
+    top = nccllens.analyze(str(tmp_path / "case-001")).findings[0]
+    assert (top.rule, top.category, list(top.hosts)) == ("NL-JOB-043", "host_oom", ["100.97.252.234"])
