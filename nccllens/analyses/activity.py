@@ -19,13 +19,15 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens import lazy_regex
+from nccllens.analyses.busy_bars import bars_of, still_moving
 from nccllens.analyses.common import NONE, NOT_STATED, PerLang, hosts_of, make_finding, rank_list
-from nccllens.parse.progress import clock_ms, last_bar
+from nccllens.parse.progress import clock_ms
 from nccllens.report.model import Finding, RankStatus
 
-WAIT_KINDS = ("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error", "torch.monitored_barrier")
 GLOO_TIMEOUT = pl.col("kind").eq("torch.gloo_error") & pl.col("value").fill_null("").str.ends_with("timeout")
-WAITING = pl.col("kind").is_in(["torch.watchdog_timeout", "torch.store_timeout"]) | GLOO_TIMEOUT
+# a watchdog timeout that reached the log only as ``terminate called ... what(): [Rank 3] Watchdog caught ...``
+TERMINATED_WAIT = (pl.col("kind") == "cpp.terminate") & pl.col("timeout_ms").is_not_null()
+WAITING = pl.col("kind").is_in(["torch.watchdog_timeout", "torch.store_timeout"]) | GLOO_TIMEOUT | TERMINATED_WAIT
 AGENT_STOP = ("SIGTERM", "SIGINT", "SIGHUP")
 # errors a rank gets because its peers gave up and left: it was alive, the error is a consequence
 PEER_LEFT = lazy_regex.compile(r"(?i)closed by peer|reset by peer|broken pipe|timed? ?out|timeout|remote process exiting")
@@ -57,71 +59,17 @@ def _waiting(events: pl.DataFrame) -> pl.DataFrame:
     return events.filter(WAITING & pl.col("rank").is_not_null())
 
 
-def _bars(events: pl.DataFrame, waiting: set[int]) -> pl.DataFrame:
-    """The last state of every progress bar: its rank (None when it has no rank of its own or names a
-    waiting rank: a rank blocked in a wait moves no bar), label, percent, counts. Bars glued in front of
-    another writer's message (``...[29:55<4:48:08, 155.57 examples/s][E ProcessGroupNCCL.cpp:475] [Rank 2]``)
-    are read from that message and have no rank."""
-    own = events.filter(pl.col("kind").is_in(["progress.bar", "progress.count"])).select(
-        "file", "line", "ts", "rank", pl.col("key").alias("label"), pl.col("value").cast(pl.Int64, strict=False).alias("pct"),
-        "detail", "message")
-    glued_rows = events.filter((pl.col("kind") != "progress.bar") & pl.col("message").fill_null("").str.contains(r"\d%\|"))
-    glued = []
-    for file, line, ts, message in glued_rows.select("file", "line", "ts", "message").iter_rows():
-        m = last_bar(message)
-        if m and m.end() < len(message):  # another message follows the bar on this line
-            glued.append({"file": file, "line": line, "ts": ts, "rank": None,
-                          "label": m["desc"].strip().strip(":").strip() or None, "pct": int(m["pct"]),
-                          "detail": f"{m['n']}/{m['total']} [{m['elapsed']}<{m['left'] or '?'}]", "message": m.group(0)})
-    if glued:
-        own = pl.concat([own, pl.DataFrame(glued, schema=own.schema)], how="vertical_relaxed")
-    if not own.height:
-        return own
-    own = own.with_columns(pl.when(pl.col("rank").is_in(sorted(waiting))).then(None).otherwise(pl.col("rank"))
-                           .alias("rank"))
-    # tqdm rounds its percent: 497/499 shows 100%; the counts say whether the bar was done
-    counts = pl.col("detail").fill_null("").str.extract_groups(r"^(\d+)/(\d+)\b")
-    short = counts.struct.field("1").cast(pl.Int64, strict=False) < counts.struct.field("2").cast(pl.Int64, strict=False)
-    own = own.sort(["file", "line"]).with_columns(((pl.col("pct") < 100) | short.fill_null(False)).alias("open"))
-    # a bar is busy when its last state is incomplete; every incomplete state of a busy bar is kept (to show)
-    last = own.unique(["rank", "label"], keep="last", maintain_order=True).filter("open")
-    return own.join(last.select("rank", "label"), on=["rank", "label"], how="semi", nulls_equal=True)
-
-
-def _during_wait(bars: pl.DataFrame, waits: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
-    """Bars still moving when the others gave up: printed at or after the first wait line of their file, or
-    as the last thing the file printed before it, or (with times) after the wait began."""
-    first_line = dict(waits.group_by("file").agg(pl.col("line").min()).iter_rows())
-    began = waits.select((pl.col("ts") - pl.duration(milliseconds=pl.col("timeout_ms").fill_null(0))).min()).item()
-    last_before: dict = {}  # file -> the line of its last bar before the first wait, if nothing came between
-    for f, wait in first_line.items():
-        before = bars.filter((pl.col("file") == f) & (pl.col("line") < wait))["line"]
-        if len(before):
-            line = before.max()
-            between = events.filter((pl.col("file") == f) & (pl.col("line") > line) & (pl.col("line") < wait))
-            if not between.height:
-                last_before[f] = line
-    keep = []
-    for f, line, ts in bars.select("file", "line", "ts").iter_rows():
-        wait = first_line.get(f)
-        if wait is not None and line < wait:
-            keep.append(last_before.get(f) == line)
-        else:
-            keep.append(wait is not None or (began is not None and ts is not None and ts >= began))
-    return bars.filter(pl.Series(keep, dtype=pl.Boolean))
-
-
 def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[RankStatus],
-                       rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+                       rank_hosts: dict[int, str], lang: str, summaries: pl.DataFrame | None = None) -> list[Finding]:
     waits = _waiting(events)
     if not waits.height:
         return []
     waiting = set(waits["rank"].to_list())
-    busy = _bars(events, waiting)
+    busy = bars_of(events, waiting, summaries)
     if busy.height:  # a bar with no rank must also have moved while the others waited (a rank's own need not)
         busy = busy.filter("open")
         busy = pl.concat([busy.filter(pl.col("rank").is_not_null()),
-                          _during_wait(busy.filter(pl.col("rank").is_null()), waits, events)])
+                          still_moving(busy.filter(pl.col("rank").is_null()), waits, events)])
     if not busy.height:
         return []
     dead = dead_ranks(events, status)
@@ -141,7 +89,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
     label = " ".join((show["label"] or "progress").split())
     if len(label) > 48:  # a long label (a table header before an evaluation bar): its last words
         label = "…" + label[-48:].split(" ", 1)[-1]
-    what = f"{label} {show['pct']}% {show['detail']}"
+    what = f"{label} {show['pct']}% {show['detail'] or ''}".strip()
     op = waits.filter(pl.col("op").is_not_null())["op"]
     timeout = waits["timeout_ms"].drop_nulls()
     evidence = pl.concat([busy.select("file", "line").join(events, on=["file", "line"], how="inner"),

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
+from nccllens.parse.progress import last_bar
 
 FAMILY = "cpp"
 PREFILTER = (r"terminate called (?:after throwing an instance of|without an active exception)"
@@ -135,6 +136,8 @@ def _what_text(following: list[Line]) -> tuple[int, str | None]:
             if not text.strip() or _RAISED.match(text) or _FRAME_LOOSE.match(text) or _TERMINATE.search(text):
                 break
             if _NEW_RECORD.match(text) and not text.startswith("nccl"):
+                break
+            if last_bar(text):  # a progress bar redrawn after it: another writer, never the message's text
                 break
             parts.append(text.strip())
             j += 1

@@ -77,7 +77,9 @@ BENCH_RANK = lazy_regex.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+
 
 BAR = lazy_regex.compile(
     r"(?P<desc>[^|\r%]{0,80}?)\s*:?\s*(?P<pct>\d{1,3})%(?:\|[^|\r]*\|\s*|\s+(?=[\d.]+[kMG]?/[\d.]+[kMG]?\s*\[[\d:]+<))"
-    r"(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)\s*\[(?P<elapsed>[\d:]+)(?:<(?P<left>[\d:?]+))?")
+    r"(?P<n>[\d.]+[kMG]?)/(?P<total>[\d.]+[kMG]?)(?:\s*\[(?P<elapsed>[\d:]+)(?:<(?P<left>[\d:?]+))?|\s+(?P<clock>\d+:\d\d(?::\d\d)?)\b)")
+# a bar another writer cut off before its counts (``...:   6%|▋ [E ProcessGroupNCCL.cpp:414] Some NCCL ...``)
+CUT_BAR = lazy_regex.compile(r"^(?P<desc>[^|\r%]{0,300}?)\s*:?\s*(?P<pct>\d{1,3})%\|[^|\r\[]{0,40}(?=\[)")
 STEP = lazy_regex.compile(r"\b(?:step|iter(?:ation)?)\b\s*[:=#]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?", re.I)
 DURATION = lazy_regex.compile(
     r"(?P<label>[A-Za-z][\w.]*(?:[ _-][A-Za-z][\w.]*)?)\s*(?:\((?P<unit0>ms|s)\))?\s*[:=]?\s*"
@@ -102,6 +104,11 @@ def last_bar(text: str) -> re.Match | None:
     """The last bar on a line (``\r`` updates put many on one line)."""
     bars = list(BAR.finditer(text))
     return bars[-1] if bars else None
+
+
+def bar_detail(bar: re.Match) -> str:
+    """``n/total [elapsed<left]`` of a bar (YOLO's ``n/total elapsed`` written the same way)."""
+    return f"{bar['n']}/{bar['total']} [{bar['elapsed'] or bar['clock']}<{bar['left'] or '?'}]"
 
 
 def durations(text: str) -> list[tuple[str, float]]:
@@ -167,8 +174,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
         if bar:
             desc = bar["desc"].strip().strip(":").strip() or None
             yield event_for(line, "progress.bar", level="debug", message=text.strip()[-300:], value=bar["pct"], key=desc,
-                            detail=f"{bar['n']}/{bar['total']} [{bar['elapsed']}<{bar['left'] or '?'}]",
-                            elapsed_ms=clock_ms(bar["elapsed"]), **extra)
+                            detail=bar_detail(bar), elapsed_ms=clock_ms(bar["elapsed"] or bar["clock"]), **extra)
             continue
         step = STEP.search(text)
         if step:

@@ -433,3 +433,48 @@ def test_group_size_from_element_counts():
     assert group_size("ALLREDUCE", "11", "11") is None  # an all-reduce keeps its size: nothing stated
     assert group_size("ALLGATHER", "499", "999") is None  # not a multiple: no size
     assert group_size("ALLGATHER", "0", "0") is None
+
+
+# fixtures/public/yolov5_o365_rank0_label_scan_ranks267_allreduce_seq2_30min: rank 0's label scan bar, cut
+# off by the watchdog's output before its counts, while ranks 2, 6 and 7 time out in the barrier
+YOLO_CUT = """\
+train: Scanning '/mnt/mfs2/hao.shen/hao.shen/data/o365_datasets/labels/train' images and labels...113162 found, 0 missing, 0 empty, 0 corrupt:   6%|▋ [E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid data inconsistency, we are taking the entire process down.
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1806530 milliseconds before timing out.
+[E ProcessGroupNCCL.cpp:737] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1806610 milliseconds before timing out.
+[E ProcessGroupNCCL.cpp:737] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1806649 milliseconds before timing out.
+"""
+
+# fixtures/public/yolov5_objects365_8gpu_rank0_cache_images_allreduce_seq3_timeout (second run): YOLO's bar
+# format ``n/total elapsed`` right after rank 3's ``what():``
+YOLO_CACHE = """\
+[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=18000000) ran for 18006754 milliseconds before timing out.
+train: Caching images (867.2GB disk):  44%|████▍     | 634759/1443668 4:12:06
+"""
+
+
+@pytest.mark.parametrize("text", [YOLO_CUT, YOLO_CACHE])
+def test_the_main_process_bar_cut_by_the_timeouts_is_a_busy_rank_0(tmp_path, text):
+    top = _analyze(tmp_path, {"train.log": text}).findings[0]
+    assert (top.rule, top.category, top.ranks) == ("AN-RANK-BUSY", "straggler", [0])
+
+
+def test_what_ends_where_a_progress_bar_is_redrawn(tmp_path):
+    report = _analyze(tmp_path, {"train.log": YOLO_CACHE})
+    terminate = report.events.filter(report.events["kind"].cast(str) == "cpp.terminate")
+    assert "Caching images" not in terminate["message"][0]
+    bar = report.events.filter(report.events["kind"].cast(str) == "progress.bar")
+    assert bar["detail"].to_list() == ["634759/1443668 [4:12:06<?]"]
+
+
+# a tqdm bar in its usual shape goes to the dense progress summary, not to events: it still counts.
+# Synthetic arrangement of real lines: the bar and the timeout of
+# fixtures/public/minillm_2xh100_eval_rank1_allgather_5h_timeout_rank0_still_generating, each on a line of its own
+def test_a_summarised_tqdm_bar_still_shows_a_busy_rank(tmp_path):
+    text = ("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=22134630, "
+            "OpType=ALLGATHER, NumelIn=499, NumelOut=998, Timeout(ms)=18000000) ran for 18000109 milliseconds before timing out.\n"
+            "Generation Evaluation: 100%|█████████▉| 497/499 [18:29:58<05:20, 160.10s/it]\n")
+    top = _analyze(tmp_path, {"console.log": text}).findings[0]
+    assert (top.rule, top.ranks) == ("AN-RANK-BUSY", [0])
