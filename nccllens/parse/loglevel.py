@@ -6,8 +6,10 @@ Only lines no other family claimed reach it (it is offered lines last). Shapes, 
 - a timestamped header, then the level: ``2024-05-01 10:00:00,123 - trainer - ERROR - message``,
   ``[2023-07-14 18:21:31,182][__main__][ERROR] - message``, loguru ``2024-05-01 10:00:00.123 | ERROR | mod:fn:12 - message``;
 - a bracketed level first: ``[ERROR] message``;
-- glog / absl error and fatal lines of a C++ component: ``E1125 02:50:00.000000  4242 file.cc:12] message``;
-- vLLM's logger, the level first: ``ERROR 08-14 12:08:39 [core.py:654] message``;
+- glog / absl error and fatal lines of a C++ component: ``E1125 02:50:00.000000  4242 file.cc:12] message``
+  (not c10d's bracketed ``[E212 02:14:01.179080356 ProcessGroupNCCL.cpp:607]``: the torch family and the rules
+  read those, and the wrapped pieces of its long records are no failures of their own);
+- vLLM's logger, the level first: ``ERROR 08-14 12:08:39 [core.py:654] message`` (before 0.8 ``... worker_base.py:574] message``);
 - TensorFlow's C++ logging: ``2019-08-26 18:41:15.943905: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] message``.
 
 → ``log.error`` (level ``error``; ``critical`` for CRITICAL / FATAL / glog ``F``), ``message`` = the text
@@ -32,7 +34,8 @@ _SHAPES = (
     r"^" + _STAMP + r"(?:\s*[-|]\s*[\w.<>-]+)?(?:\s*\[[^\]\n]+\])*\s*[-|]?\s*\[?" + _LEVEL + r"\]?\s*[-|:]\s*(?P<rest>.*)$",
     r"^\[" + _LEVEL + r"\]\s*(?P<rest>.*)$",
     r"^(?P<glog>[EF])\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\] (?P<rest>.*)$",
-    r"^" + _LEVEL + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w.+-]+:\d+\] (?P<rest>.*)$",
+    # vLLM before 0.8 wrote the source without its opening bracket: ERROR 02-12 02:14:01 worker_base.py:574] message
+    r"^" + _LEVEL + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.+-]+:\d+\] (?P<rest>.*)$",
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<glog>[EF]) [^\s\]]+:\d+\] (?P<rest>.*)$",
 )
 PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", shape) for shape in _SHAPES)

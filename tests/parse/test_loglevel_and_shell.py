@@ -30,6 +30,8 @@ def test_the_shell_reporting_a_fatal_signal_is_a_crash_with_that_signal(tmp_path
     "E1125 02:50:00.000000  4242 some/file.cc:12] Check failed: x == y",
     # source: https://github.com/PrimeIntellect-ai/verifiers/issues/208 (vLLM's logger)
     "ERROR 08-14 12:08:39 [core.py:654] Invocation of collective_rpc method failed",
+    # source: https://github.com/vllm-project/vllm/issues/13121 (vLLM before 0.8: the source without its bracket)
+    "(RayWorkerWrapper pid=1061) ERROR 02-12 02:14:01 worker_base.py:574]     backend_class = ProcessGroupGloo(",
 ])
 def test_an_error_line_of_any_logger_rules_out_no_failure(tmp_path, line):
     (tmp_path / "job.log").write_text(line + "\n")
