@@ -63,8 +63,11 @@ def test_the_rank_a_unique_id_fetch_waits_on(tmp_path):
         "B-nemo-ft3/0 [default1]:[rank1]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator "
         "and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
         "wait timeout after 600000ms, keys: /default_pg/0//cuda//0\n", encoding="utf-8")
-    found = _finding(nccllens.analyze(str(tmp_path)), "NL-TORCH-015")
+    report = nccllens.analyze(str(tmp_path))
+    found = _finding(report, "NL-TORCH-015")
     assert found.ranks == [0]  # (the store parser already gives this event the missing rank as its rank)
+    # the store timeout that carries it names the same peer, and it is the top finding
+    assert (report.findings[0].rule, report.findings[0].ranks) == ("NL-STORE-008", [0])
 
 
 def test_the_host_that_closed_the_connection(tmp_path):
