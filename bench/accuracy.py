@@ -9,11 +9,12 @@ Every case is copied under a neutral folder name (``case-001``...) before it is 
 case's folder name, which often carries its label, cannot help. Figures (docs/accuracy.md):
 
 - top-1: the report calls the run failed and findings[0] has the case's category (or an `also_ok`
-  one); for a healthy case, the verdict is `none` and no finding is an error.
+  one); for a healthy case, no finding is an error and the verdict names no failure (`none`, or
+  `unknown` with no cause: nothing in an excerpt showed the job finished).
 - exact: findings[0]'s category is the labelled category itself.
 - culprit: findings[0] names the labelled hosts and ranks (cases that name a culprit).
-- healthy-clean: healthy cases with verdict `none` and no error finding.
-- no-failure misses: failed cases that the report called `none`.
+- healthy-clean: healthy cases with no error finding and no failure named.
+- no-failure misses: failed cases that the report called `none` (which needs a sign the job finished).
 - grep: the first pattern of an expert's ordered grep list that matches any line (bench/grep_baseline.py).
 """
 
@@ -114,7 +115,9 @@ def score_case(case: Case, staged: Path) -> Outcome:
     serious = [f for f in report.findings if f.severity in ("critical", "error")]
     verdict = report.verdict.category
     if case.healthy:
-        top1 = verdict == "none" and not serious
+        # clean: no error finding, and no failure named (``unknown`` without a cause: nothing showed the job
+        # finished, which a healthy excerpt need not show)
+        top1 = verdict in ("none", "unknown") and report.verdict.finding is None and not serious
         exact = top1
     else:
         failed = verdict not in ("none",)

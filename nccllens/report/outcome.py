@@ -2,8 +2,8 @@
 
 "No failure" needs positive evidence that the job finished (torchrun's "worker group successfully
 finished", every rank finished, an nccl-tests "Avg bus bandwidth" summary). Without it the verdict says
-that no *known* failure pattern was found, what was read, and what to collect. The category stays
-``none`` (the ranking decides categories); only the wording changes.
+that no *known* failure pattern was found, what was read, and what to collect, and its category is
+``unknown``: ``none`` is kept for a run the logs show finished.
 """
 
 from __future__ import annotations
@@ -111,8 +111,10 @@ def settle_verdict(verdict: Verdict, events, ranks: Sequence[RankStatus], inputs
     said = {lg: none_summary(lg, finished=finished[lg], inputs=inputs, ranks=ranks, select=select)
             for lg in ("en", "zh")}
     settled = replace(verdict, summary=said[lang], texts={lg: text for lg, text in said.items() if lg != lang})
-    if not select and not finished[lang] and _trouble(ranks, lang):
-        # ranks that crashed, were killed or timed out are a failure even when no line says why
+    if not select and not finished[lang]:
+        # without a sign that the job finished, "no failure" is not known: the verdict is unknown, and says
+        # what was read and what to collect (ranks that crashed, were killed or timed out make it a failure
+        # even when no line says why)
         return replace(settled, category="unknown", confidence=0.3)
     return settled
 

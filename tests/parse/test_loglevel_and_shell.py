@@ -43,7 +43,8 @@ def test_an_error_line_of_any_logger_rules_out_no_failure(tmp_path, line):
 def test_info_lines_of_the_same_loggers_are_not_failures(tmp_path):
     (tmp_path / "job.log").write_text(
         "[2023-07-14 18:21:31,182][__main__][INFO] - Training step 120\nINFO:root:epoch 3 done\n")
-    assert nccllens.analyze(str(tmp_path)).verdict.category == "none"
+    verdict = nccllens.analyze(str(tmp_path)).verdict
+    assert verdict.category in ("none", "unknown") and verdict.finding is None  # no failure named
 
 
 def test_the_first_of_several_unclaimed_failures_leads(tmp_path):
