@@ -2,8 +2,11 @@
 
 One block-mode scan per piece of text (``parse.pieces``: newline-aligned, ~32 KiB) reports, for every
 line, which branches match it (``superset``: never fewer lines than Python's engine, and the exact
-patterns run on the survivors' messages afterwards), and whether the piece holds a dense family's line
-(``parse.dense.KEY_REGEX``, reported once per piece). Only pieces with either are read as lines, and
+patterns run on the survivors' messages afterwards); a second, one-expression database says whether the
+piece holds a dense family's line (``parse.dense.KEY_REGEX``: that scan stops at its first match). In the
+branches' database the gate cost 20-40% of the scan on the dense corpora: its literals are in nearly every
+line there, and each of their matches was followed up although only the first counted. Only pieces with
+either are read as lines, and
 only lines a branch matched reach Python; the literal prefilter (``prefilter``, ``prefilter_keys``) is
 then not used at all.
 
@@ -14,6 +17,7 @@ the same events (tests/engine/test_engine_paths.py compares them on every fixtur
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -25,7 +29,7 @@ from nccllens.parse.dense import FAMILIES, KEY_REGEX
 from nccllens.parse.dense_rows import branches, watching
 
 ANY = 1 << len(FAMILIES)  # a line any pattern wants (outside the dense families too)
-DENSE = -1  # the id of the dense gate's expression
+_GATE = "dense-gate-" + hashlib.sha256(KEY_REGEX.encode()).hexdigest()[:24]  # the dense gate's database
 
 
 @dataclass(frozen=True)
@@ -69,11 +73,10 @@ def spec(patterns: list[str]) -> Spec | None:
                     return None
                 found[rewritten, narrow] = found.get((rewritten, narrow), 0) | bit
     expressions, narrows, bits = [e for e, _ in found], [n for _, n in found], list(found.values())
-    digest = hashlib.sha256("\0".join([KEY_REGEX, *expressions, "", *narrows]).encode()).hexdigest()[:24]
+    digest = hashlib.sha256("\0".join(["branches", *expressions, "", *narrows]).encode()).hexdigest()[:24]
     made = Spec(tuple(expressions), tuple(bits), digest, tuple(narrows))
     try:
-        database(made)
-        database(made, ascii=True)
+        prepare(made)
     except Exception:  # noqa: BLE001 - a pattern Hyperscan refuses (too large, unsupported): the plain path reads it
         return None
     return made
@@ -93,17 +96,32 @@ def database(s: Spec, ascii: bool = False):
     return db
 
 
-def _load_or_compile(name: str, expressions: tuple[str, ...]):
+def prepare(s: Spec) -> None:
+    """Every database a scan with ``s`` uses, compiled (or loaded from the cache) now."""
+    database(s)
+    database(s, ascii=True)
+    _gate()
+
+
+def _gate():
+    """The dense gate's database (``KEY_REGEX`` alone; cached like the others)."""
+    db = _DATABASES.get(_GATE)
+    if db is None:
+        db = _DATABASES[_GATE] = _load_or_compile(_GATE, (KEY_REGEX,), gate=True)
+    return db
+
+
+def _load_or_compile(name: str, expressions: tuple[str, ...], gate: bool = False):
     import hyperscan as hs
 
     found = db_cache.load(name)
     if found is not None:
         return found
-    flags = hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_SINGLEMATCH if gate else \
+        hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
     db = hs.Database(mode=hs.HS_MODE_BLOCK)
-    db.compile(expressions=[e.encode() for e in (*expressions, KEY_REGEX)],
-               ids=[*range(len(expressions)), len(expressions)],
-               flags=[flags] * len(expressions) + [hs.HS_FLAG_MULTILINE | hs.HS_FLAG_SINGLEMATCH])
+    db.compile(expressions=[e.encode() for e in expressions], ids=list(range(len(expressions))),
+               flags=[flags] * len(expressions))
     db_cache.save(name, db)
     return db
 
@@ -111,19 +129,29 @@ def _load_or_compile(name: str, expressions: tuple[str, ...]):
 def scan(s: Spec, data: bytes) -> tuple[list[tuple[int, int]], bool]:
     """(end offset, bits) of every branch match in ``data`` (valid UTF-8, whole lines), and whether it
     holds a dense family's line. Text that is all ASCII is scanned with the ASCII database."""
-    db = database(s, data.isascii())
-    dense_id, bits = len(s.expressions), s.bits
+    bits = s.bits
     found: list[tuple[int, int]] = []
-    dense = [False]
 
     def on_match(ident: int, start: int, end: int, flags: int, context) -> None:
-        if ident == dense_id:
-            dense[0] = True
-        else:
-            found.append((end, bits[ident]))
+        found.append((end, bits[ident]))
 
-    db.scan(data, match_event_handler=on_match)
-    return found, dense[0]
+    database(s, data.isascii()).scan(data, match_event_handler=on_match)
+    return found, holds_dense(data)
+
+
+def holds_dense(data: bytes) -> bool:
+    """Does ``data`` hold a match of the dense gate (``KEY_REGEX``)? The scan stops at the first."""
+    import hyperscan as hs
+
+    held = []
+
+    def on_match(ident: int, start: int, end: int, flags: int, context) -> bool:
+        held.append(end)
+        return True  # stop here
+
+    with contextlib.suppress(hs.ScanTerminated):
+        _gate().scan(data, match_event_handler=on_match)
+    return bool(held)
 
 
 def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> dict[int, int]:
