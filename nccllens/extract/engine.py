@@ -154,8 +154,9 @@ def holds_dense(data: bytes) -> bool:
     return bool(held)
 
 
-def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> dict[int, int]:
-    """Per line number (``data``'s first line is ``first_line``), the bits of the branches matching it."""
+def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> tuple[dict[int, int], int]:
+    """Per line number (``data``'s first line is ``first_line``), the bits of the branches matching it; and the
+    newlines in ``data`` (counted once, on the way)."""
     out: dict[int, int] = {}
     line, pos = first_line, 0
     for end, b in sorted(found):
@@ -164,7 +165,7 @@ def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> dic
         line += data.count(b"\n", pos, at)
         pos = at
         out[line] = out.get(line, 0) | b
-    return out
+    return out, line - first_line + data.count(b"\n", pos)
 
 
 def frame_hits(s: Spec, df):
@@ -174,7 +175,7 @@ def frame_hits(s: Spec, df):
 
     raws = df["raw"].to_list()
     data = "\n".join(raws).encode("utf-8") + b"\n"
-    found = line_bits(data, scan(s, data)[0], 0)
+    found, _ = line_bits(data, scan(s, data)[0], 0)
     numbers = df["line"].to_list()
     return pl.DataFrame({"line": [numbers[i] for i in found], "bits": list(found.values())},
                         schema={"line": pl.UInt32, "bits": pl.UInt32})
