@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from nccllens.extract import db_cache
 from nccllens.extract.superset import scan_parts, superset
+from nccllens.extract.tails import trimmed
 from nccllens.parse.dense import FAMILIES, KEY_REGEX
 from nccllens.parse.dense_rows import branches, watching
 
@@ -67,7 +68,7 @@ def spec(patterns: list[str]) -> Spec | None:
         for branch in branches(pattern):
             # the bits are the branch's: a part that alone matches a dense line the branch cannot never sends it
             bit = ANY | sum(1 << FAMILIES.index(f) for f in watching(branch))
-            for part in scan_parts(branch):
+            for part in map(trimmed, scan_parts(branch)):
                 rewritten, narrow = superset(part), superset(part, ascii=True)
                 if rewritten is None or narrow is None:
                     return None

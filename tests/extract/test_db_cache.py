@@ -21,7 +21,9 @@ def test_a_kept_database_scans_and_a_damaged_one_is_ignored(tmp_path, monkeypatc
     db = engine.database(spec)
     db_cache.save(spec.digest, db)
     entries = list(tmp_path.glob("hsdb-*.bin"))
-    assert len(entries) == 3  # the database, the one for text that is all ASCII, and the dense gate's
+    # the database and the one for text that is all ASCII (and the dense gate's, unless this process compiled it
+    # before, with another cache folder)
+    assert len(entries) in (2, 3)
     loaded = db_cache.load(spec.digest)
     line = b"[Thu Nov 20 10:00:01 2025] NVRM: Xid (PCI:0000:5b:00): 79, pid=1234, GPU has fallen off the bus.\n"
     assert loaded is not None and _hits(loaded, line)
