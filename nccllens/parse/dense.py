@@ -55,11 +55,9 @@ def empty_partial(extra: dict | None = None) -> pl.DataFrame:
     return pl.DataFrame(schema={**(extra or {}), **_PARTIAL})
 
 
-def _after(raw: pl.Expr, start: str, stop: str | None = None) -> pl.Expr:
-    """The text after the first ``start`` (up to the next ``stop``): literal searches and a slice, no regex."""
+def _after(raw: pl.Expr, start: str, stop: str) -> pl.Expr:
+    """The text after the first ``start`` up to the next ``stop``: literal searches and a slice, no regex."""
     a = raw.str.find(start, literal=True) + len(start)
-    if stop is None:
-        return raw.str.slice(a)
     b = raw.str.find(stop, literal=True)
     return raw.str.slice(a, b - a)
 
