@@ -28,8 +28,8 @@ MAX_PATTERNS = 20_000  # past this many patterns (many custom rule sets) the cac
 MAX_GROUPS = 16  # key choices, and products of each kind, kept (one per rule set); the oldest go first
 # the modules whose code decides the cached results (by name: some of them keep their results here)
 _CODE = ("nccllens.prefilter", "nccllens.prefilter_keys", "nccllens.parse.masks", "nccllens.parse.dense_rows",
-         "nccllens.parse.dense", "nccllens.regex_groups", "nccllens.extract.superset", "nccllens.extract.engine",
-         "nccllens.extract.plan")
+         "nccllens.parse.dense", "nccllens.regex_groups", "nccllens.extract.superset", "nccllens.extract.tails",
+         "nccllens.extract.engine", "nccllens.extract.plan")
 
 
 @functools.lru_cache(maxsize=1)

@@ -2,8 +2,11 @@
 
 One block-mode scan per piece of text (``parse.pieces``: newline-aligned, ~32 KiB) reports, for every
 line, which branches match it (``superset``: never fewer lines than Python's engine, and the exact
-patterns run on the survivors' messages afterwards), and whether the piece holds a dense family's line
-(``parse.dense.KEY_REGEX``, reported once per piece). Only pieces with either are read as lines, and
+patterns run on the survivors' messages afterwards); a second, one-expression database says whether the
+piece holds a dense family's line (``parse.dense.KEY_REGEX``: that scan stops at its first match). In the
+branches' database the gate cost 20-40% of the scan on the dense corpora: its literals are in nearly every
+line there, and each of their matches was followed up although only the first counted. Only pieces with
+either are read as lines, and
 only lines a branch matched reach Python; the literal prefilter (``prefilter``, ``prefilter_keys``) is
 then not used at all.
 
@@ -14,6 +17,7 @@ the same events (tests/engine/test_engine_paths.py compares them on every fixtur
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -21,11 +25,12 @@ from dataclasses import dataclass
 
 from nccllens.extract import db_cache
 from nccllens.extract.superset import scan_parts, superset
+from nccllens.extract.tails import trimmed
 from nccllens.parse.dense import FAMILIES, KEY_REGEX
 from nccllens.parse.dense_rows import branches, watching
 
 ANY = 1 << len(FAMILIES)  # a line any pattern wants (outside the dense families too)
-DENSE = -1  # the id of the dense gate's expression
+_GATE = "dense-gate-" + hashlib.sha256(KEY_REGEX.encode()).hexdigest()[:24]  # the dense gate's database
 
 
 @dataclass(frozen=True)
@@ -63,17 +68,16 @@ def spec(patterns: list[str]) -> Spec | None:
         for branch in branches(pattern):
             # the bits are the branch's: a part that alone matches a dense line the branch cannot never sends it
             bit = ANY | sum(1 << FAMILIES.index(f) for f in watching(branch))
-            for part in scan_parts(branch):
+            for part in map(trimmed, scan_parts(branch)):
                 rewritten, narrow = superset(part), superset(part, ascii=True)
                 if rewritten is None or narrow is None:
                     return None
                 found[rewritten, narrow] = found.get((rewritten, narrow), 0) | bit
     expressions, narrows, bits = [e for e, _ in found], [n for _, n in found], list(found.values())
-    digest = hashlib.sha256("\0".join([KEY_REGEX, *expressions, "", *narrows]).encode()).hexdigest()[:24]
+    digest = hashlib.sha256("\0".join(["branches", *expressions, "", *narrows]).encode()).hexdigest()[:24]
     made = Spec(tuple(expressions), tuple(bits), digest, tuple(narrows))
     try:
-        database(made)
-        database(made, ascii=True)
+        prepare(made)
     except Exception:  # noqa: BLE001 - a pattern Hyperscan refuses (too large, unsupported): the plain path reads it
         return None
     return made
@@ -93,17 +97,32 @@ def database(s: Spec, ascii: bool = False):
     return db
 
 
-def _load_or_compile(name: str, expressions: tuple[str, ...]):
+def prepare(s: Spec) -> None:
+    """Every database a scan with ``s`` uses, compiled (or loaded from the cache) now."""
+    database(s)
+    database(s, ascii=True)
+    _gate()
+
+
+def _gate():
+    """The dense gate's database (``KEY_REGEX`` alone; cached like the others)."""
+    db = _DATABASES.get(_GATE)
+    if db is None:
+        db = _DATABASES[_GATE] = _load_or_compile(_GATE, (KEY_REGEX,), gate=True)
+    return db
+
+
+def _load_or_compile(name: str, expressions: tuple[str, ...], gate: bool = False):
     import hyperscan as hs
 
     found = db_cache.load(name)
     if found is not None:
         return found
-    flags = hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
+    flags = hs.HS_FLAG_MULTILINE | hs.HS_FLAG_SINGLEMATCH if gate else \
+        hs.HS_FLAG_UTF8 | hs.HS_FLAG_MULTILINE | hs.HS_FLAG_ALLOWEMPTY
     db = hs.Database(mode=hs.HS_MODE_BLOCK)
-    db.compile(expressions=[e.encode() for e in (*expressions, KEY_REGEX)],
-               ids=[*range(len(expressions)), len(expressions)],
-               flags=[flags] * len(expressions) + [hs.HS_FLAG_MULTILINE | hs.HS_FLAG_SINGLEMATCH])
+    db.compile(expressions=[e.encode() for e in expressions], ids=list(range(len(expressions))),
+               flags=[flags] * len(expressions))
     db_cache.save(name, db)
     return db
 
@@ -111,23 +130,34 @@ def _load_or_compile(name: str, expressions: tuple[str, ...]):
 def scan(s: Spec, data: bytes) -> tuple[list[tuple[int, int]], bool]:
     """(end offset, bits) of every branch match in ``data`` (valid UTF-8, whole lines), and whether it
     holds a dense family's line. Text that is all ASCII is scanned with the ASCII database."""
-    db = database(s, data.isascii())
-    dense_id, bits = len(s.expressions), s.bits
+    bits = s.bits
     found: list[tuple[int, int]] = []
-    dense = [False]
 
     def on_match(ident: int, start: int, end: int, flags: int, context) -> None:
-        if ident == dense_id:
-            dense[0] = True
-        else:
-            found.append((end, bits[ident]))
+        found.append((end, bits[ident]))
 
-    db.scan(data, match_event_handler=on_match)
-    return found, dense[0]
+    database(s, data.isascii()).scan(data, match_event_handler=on_match)
+    return found, holds_dense(data)
 
 
-def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> dict[int, int]:
-    """Per line number (``data``'s first line is ``first_line``), the bits of the branches matching it."""
+def holds_dense(data: bytes) -> bool:
+    """Does ``data`` hold a match of the dense gate (``KEY_REGEX``)? The scan stops at the first."""
+    import hyperscan as hs
+
+    held = []
+
+    def on_match(ident: int, start: int, end: int, flags: int, context) -> bool:
+        held.append(end)
+        return True  # stop here
+
+    with contextlib.suppress(hs.ScanTerminated):
+        _gate().scan(data, match_event_handler=on_match)
+    return bool(held)
+
+
+def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> tuple[dict[int, int], int]:
+    """Per line number (``data``'s first line is ``first_line``), the bits of the branches matching it; and the
+    newlines in ``data`` (counted once, on the way)."""
     out: dict[int, int] = {}
     line, pos = first_line, 0
     for end, b in sorted(found):
@@ -136,7 +166,7 @@ def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> dic
         line += data.count(b"\n", pos, at)
         pos = at
         out[line] = out.get(line, 0) | b
-    return out
+    return out, line - first_line + data.count(b"\n", pos)
 
 
 def frame_hits(s: Spec, df):
@@ -146,7 +176,7 @@ def frame_hits(s: Spec, df):
 
     raws = df["raw"].to_list()
     data = "\n".join(raws).encode("utf-8") + b"\n"
-    found = line_bits(data, scan(s, data)[0], 0)
+    found, _ = line_bits(data, scan(s, data)[0], 0)
     numbers = df["line"].to_list()
     return pl.DataFrame({"line": [numbers[i] for i in found], "bits": list(found.values())},
                         schema={"line": pl.UInt32, "bits": pl.UInt32})

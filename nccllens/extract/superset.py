@@ -192,6 +192,22 @@ def _last_group(branch: str) -> int | None:
     return opened[-1]
 
 
+def atom_end(branch: str, i: int) -> int | None:
+    """Index after the item of ``branch`` (Python syntax) that starts at ``i``, before any quantifier: an
+    escape, a class, a group or one character. None at a top-level ``|`` or ``)``, or where it does not parse."""
+    ch = branch[i]
+    try:
+        if ch == "\\":
+            return i + (4 if branch[i + 1:i + 2] == "x" else 2)
+        if ch == "[":
+            return _class(branch, i)[1]
+        if ch == "(":
+            return _group_end(branch, i)
+    except (Unsafe, IndexError):
+        return None
+    return None if ch in "|)" else i + 1
+
+
 HEAD_MIN = 12  # characters: a shorter head without a literal (``\d%``, ``#0``) is no better a key than its branch
 
 
@@ -217,19 +233,8 @@ def head(branch: str) -> str | None:
     prints one."""
     i, n = 0, len(branch)
     while i < n:
-        ch = branch[i]
-        try:
-            if ch == "\\":
-                end = i + (4 if branch[i + 1:i + 2] == "x" else 2)
-            elif ch == "[":
-                end = _class(branch, i)[1]
-            elif ch == "(":
-                end = _group_end(branch, i)
-            elif ch in "|)":
-                return None
-            else:
-                end = i + 1
-        except (Unsafe, IndexError):
+        end = atom_end(branch, i)
+        if end is None:
             return None
         if _unbounded(branch, end):
             break

@@ -64,7 +64,7 @@ def extract_tables(paths: list[str], rule_pattern: str | Sequence[str] | None = 
         plan_cache.load()
         pattern = combined_prefilter(rule_pattern)
         if pattern.engine is not None and pool:  # compiled (and cached) once here, loaded by the workers
-            engine.database(pattern.engine)
+            engine.prepare(pattern.engine)
         rule_pattern = pattern_groups(rule_pattern)
         index(mask_targets(rule_pattern))  # every pattern branch's literals, found once here
         plan_cache.save()

@@ -39,6 +39,7 @@ PROGRESS_SHAPES = tuple(_SHAPES)
 # each shape alone, to tell them apart without capture groups (a capturing search is ~15x slower in polars)
 # and a literal every line of that shape holds (the shape's regex runs only where one is)
 _SHAPE_LITERALS = {"step": ("Step", "step", "STEP"), "iteration": ("iteration",), "tqdm": ("%|",), "hf": ("{'",)}
+_LATER_LITERALS = [t for shape in PROGRESS_SHAPES[1:] for t in _SHAPE_LITERALS[shape]]
 _SHAPE_ONLY = {k: _PROGRESS_LEAD + f"(?:{v})" + r"\s*$" for k, v in _SHAPES.items()}
 FAMILIES = ("nccl.transport", "nccl.graph", "nccl.coll", "progress")
 # NCCL lines: the process that wrote them (host:pid); progress: the launcher's rank tag, if any
@@ -54,11 +55,9 @@ def empty_partial(extra: dict | None = None) -> pl.DataFrame:
     return pl.DataFrame(schema={**(extra or {}), **_PARTIAL})
 
 
-def _after(raw: pl.Expr, start: str, stop: str | None = None) -> pl.Expr:
-    """The text after the first ``start`` (up to the next ``stop``): literal searches and a slice, no regex."""
+def _after(raw: pl.Expr, start: str, stop: str) -> pl.Expr:
+    """The text after the first ``start`` up to the next ``stop``: literal searches and a slice, no regex."""
     a = raw.str.find(start, literal=True) + len(start)
-    if stop is None:
-        return raw.str.slice(a)
     b = raw.str.find(stop, literal=True)
     return raw.str.slice(a, b - a)
 
@@ -126,15 +125,18 @@ _GRAPH_GATE = ["NCCL INFO Channel ", "NCCL INFO Trees ", "NCCL INFO Ring ", "NCC
 
 
 def _candidates(rest: pl.DataFrame, fam: str) -> tuple[pl.DataFrame, pl.Series]:
-    """The rows of ``rest`` that pass ``fam``'s gate, and the mask of them in ``rest``."""
+    """The rows of ``rest`` that pass ``fam``'s gate, and the mask of them in ``rest``. A literal gate's rows
+    carry ``_at``, where its first literal starts (``_family`` cuts the key from there)."""
     raw = pl.col("raw")
     if fam in _GATES:
         first, *others = _GATES[fam]
-        mask = rest.select(raw.str.contains(first, literal=True)).to_series()
+        at = rest.select(raw.str.find(first, literal=True)).to_series()
+        mask = at.is_not_null()
         if others and mask.any():
             held = rest.filter(mask).select(pl.all_horizontal([raw.str.contains(t, literal=True) for t in others]))
             mask = mask.scatter(mask.arg_true(), held.to_series())  # the rows holding the first literal, narrowed
-    elif fam == "nccl.graph":
+        return rest.with_columns(at.alias("_at")).filter(mask), mask
+    if fam == "nccl.graph":
         mask = rest.select(raw.str.contains_any(_GRAPH_GATE)).to_series()
     else:
         mask = rest.select(raw.str.contains(PROGRESS_GATE)).to_series()
@@ -147,16 +149,25 @@ def _progress_shapes(df: pl.DataFrame) -> pl.DataFrame:
     match is captured)."""
     raw = df["raw"]
     hits = {}
-    for shape in PROGRESS_SHAPES:
-        gate = raw.str.contains_any(list(_SHAPE_LITERALS[shape]))
+    shapes = PROGRESS_SHAPES  # the shapes after the first are rare: one pass tells whether any literal of theirs is here
+    if not raw.str.contains_any(_LATER_LITERALS).any():
+        shapes = shapes[:1]
+    for shape in shapes:
+        literals = _SHAPE_LITERALS[shape]
+        gate = raw.str.contains(literals[0], literal=True) if len(literals) == 1 else raw.str.contains_any(literals)
+        if not gate.any():
+            continue
         if gate.all():
-            hits[shape] = raw.str.contains(_SHAPE_ONLY[shape])
-        elif gate.any():
-            held = gate.arg_true()
-            hits[shape] = gate.scatter(held, raw.gather(held).str.contains(_SHAPE_ONLY[shape]))
+            hit = raw.str.contains(_SHAPE_ONLY[shape])
         else:
-            hits[shape] = gate
-    hits = pl.DataFrame(hits)
+            held = gate.arg_true()
+            hit = gate.scatter(held, raw.gather(held).str.contains(_SHAPE_ONLY[shape]))
+        if hit.any():
+            hits[shape] = hit
+    if len(hits) < 2:  # one shape in the block (the usual case): its rows, without combining masks
+        shape, hit = next(iter(hits.items()), (None, pl.repeat(False, df.height, eager=True)))
+        return df.filter(hit).with_columns(pl.lit(shape, pl.String).alias("key"))
+    hits = pl.DataFrame({s: hits.get(s, pl.repeat(False, df.height, eager=True)) for s in PROGRESS_SHAPES})
     n = hits.select(pl.sum_horizontal(PROGRESS_SHAPES)).to_series()
     key = pl.when(n == 1).then(pl.coalesce([pl.when(pl.col(s)).then(pl.lit(s)) for s in PROGRESS_SHAPES]))
     rows = df.with_columns(hits.select(key.alias("key")).to_series())
@@ -169,9 +180,10 @@ def _progress_shapes(df: pl.DataFrame) -> pl.DataFrame:
 
 def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
     """The candidate rows ``df`` of ``fam`` that are in it, with ``fam``, ``who`` and ``key`` columns."""
+    columns = [c for c in df.columns if c != "_at"]
     raw = pl.col("raw")
-    if fam == "nccl.transport":
-        rows = df.with_columns(_after(raw, "] via ").alias("key"))
+    if fam == "nccl.transport":  # the text after the gate's "] via "
+        rows = df.with_columns(raw.str.slice(pl.col("_at") + len(_GATES[fam][0])).alias("key"))
     elif fam == "nccl.coll":
         rows = df.with_columns(_after(raw, " comm ", " [nranks=").alias("key"))
     elif fam == "nccl.graph":
@@ -179,9 +191,9 @@ def _family(df: pl.DataFrame, fam: str) -> pl.DataFrame:
     else:
         rows = _progress_shapes(df)
     if not rows.height:
-        return df.clear().with_columns(*(pl.lit(None, pl.String).alias(c) for c in ("fam", "who", "key")))
+        return df.clear().select(*columns, *(pl.lit(None, pl.String).alias(c) for c in ("fam", "who", "key")))
     rows = _who(rows, _TAG_WHO if fam == "progress" else _NCCL_WHO)
-    return rows.select(*df.columns, pl.lit(fam).alias("fam"), "who", "key")
+    return rows.select(*columns, pl.lit(fam).alias("fam"), "who", "key")
 
 
 def classify(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

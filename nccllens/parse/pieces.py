@@ -98,8 +98,10 @@ def _scanned(buffers: list[bytes], spans: list[tuple[int, int, int]], engine, fi
         hits.append(bool(matches))
         dense.append(is_dense)
         if matches:
-            found.update(line_bits(piece, matches, line))
-        n = piece.count(b"\n")
+            bits, n = line_bits(piece, matches, line)
+            found.update(bits)
+        else:
+            n = piece.count(b"\n")
         counts.append(n)
         line += n + (not piece.endswith(b"\n"))
     table = pl.DataFrame({"line": list(found), "bits": list(found.values())},
