@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,9 +87,15 @@ def _read(path: Path, report: bool) -> _Loaded:
 
 
 def _rule_files(directory: Path) -> list[Path]:
+    """``directory`` itself when it is a file, else the ``*.toml`` files under it. Hidden files and folders
+    below it are left out, not those above it: an install under ``~/.local`` or a ``.venv`` keeps its rules."""
     if directory.is_file():
         return [directory]
-    return sorted(p for p in directory.rglob("*.toml") if not any(s.startswith(".") for s in p.parts))
+    found = []
+    for root, folders, files in os.walk(directory):
+        folders[:] = [f for f in folders if not f.startswith(".")]
+        found += [Path(root, f) for f in files if f.endswith(".toml") and not f.startswith(".")]
+    return sorted(found)
 
 
 def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
