@@ -50,13 +50,10 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     hits = evaluate(rules, events)
     findings = [finding_from_hit(hit, lang) for hit in hits]
     table = normalize(events)  # once: the analyses, the job model and the ranking all read it
-    job, ranks = _job(table)
-    try:
-        from nccllens.analyses import run_all
+    ws, job, ranks = _job(table)
+    from nccllens.analyses import run_all
 
-        findings += run_all(table, lang, job, ranks, summaries=summaries)
-    except ImportError:
-        pass
+    findings += run_all(table, lang, job, ranks, summaries=summaries, ws=ws)
     findings += _ends_connecting(table, lang)
     findings += _unclaimed(table, hits, findings, lang)
     from nccllens.analyses.shutdown import quiet_after_finish, recovered_by_restart
@@ -140,15 +137,12 @@ def _node_wide(findings, job) -> None:
 
 
 def _job(events):
-    try:
-        from nccllens.job import build_job, rank_status
+    """(world size, job model, rank status) of the normalized ``events``: each computed once."""
+    from nccllens.job import build_job, rank_status, world_size
 
-        job = build_job(events)
-        return job, rank_status(events, job)
-    except ImportError:
-        from nccllens.report.model import JobModel
-
-        return JobModel(), []
+    ws = world_size(events)
+    job = build_job(events, ws)
+    return ws, job, rank_status(events, job)
 
 
 def _harmless(hits, table):

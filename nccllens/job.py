@@ -147,9 +147,10 @@ def rank_hosts(events: pl.DataFrame) -> dict[int, str]:
     return dict(sorted(out.items()))
 
 
-def build_job(events: pl.DataFrame) -> JobModel:
+def build_job(events: pl.DataFrame, ws: WorldSize | None = None) -> JobModel:
+    """The job model of ``events``; ``ws``: ``world_size(events)`` when the caller has it already."""
     events = normalize(events)
-    ws = world_size(events)
+    ws = world_size(events) if ws is None else ws
     ts = events["ts"].drop_nulls()
     attempts = events["attempt"].drop_nulls()
     restarts = events.filter(pl.col("kind") == "torchrun.restart")

@@ -198,12 +198,12 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
 def _failure_signs(events) -> tuple[bool, bool]:
     """Whether any error line was printed at all, and whether one of them says too little to classify (a
     traceback cut before its exception, a terminate without its what())."""
-    from nccllens.analyses.unclaimed import failure_events
+    from nccllens.analyses.unclaimed import failure_counts
 
     if events is None or not getattr(events, "height", 0):
         return False, False
-    every = failure_events(events, False).height
-    return every > 0, every > failure_events(events, True).height
+    every, classifiable = failure_counts(events)
+    return every > 0, every > classifiable
 
 
 def _agreement(ranked: list[Finding], job: JobModel) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nccllens.parse.lines import MAX_LINE, ReadStats, blocks, frame
+from nccllens.parse.lines import HOLD, MAX_LINE, ReadStats, blocks, frame
 
 
 def _frame(data: bytes):
@@ -37,6 +37,15 @@ def test_line_numbers_continue_across_blocks():
     got = [(first, block) for first, block in blocks([b"a\nb\nc", b"d\ne\n"], stats)]
     assert [g[0] for g in got] == [1, 3]
     assert got[1][1] == b"cd\ne\n"
+
+
+def test_a_last_line_without_newline_joins_the_block_before_it():
+    # a log cut while it was written: its last line is read with the rest, not as a block of its own
+    stats = ReadStats()
+    assert list(blocks([b"a\nb\nc"], stats)) == [(1, b"a\nb\nc")]
+    assert list(blocks([b"a\nb\n", b"c"], stats)) == [(1, b"a\nb\nc")]
+    big = b"x" * HOLD + b"\n"  # a block larger than HOLD is not held back
+    assert list(blocks([big + b"c"], stats)) == [(1, big), (2, b"c")]
 
 
 def test_a_line_without_newline_longer_than_the_cap_is_cut_and_reported():

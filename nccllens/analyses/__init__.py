@@ -6,18 +6,53 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import polars as pl
 
+from nccllens.analyses.reads import can_find
 from nccllens.report.model import Finding, JobModel, RankStatus
+
+if TYPE_CHECKING:
+    from nccllens.job import WorldSize
 
 PROBLEMS: list[str] = []  # analyses that raised (a bug): reported by tests, never fatal to a run
 
 
 def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
-            status: list[RankStatus] | None = None, summaries: pl.DataFrame | None = None) -> list[Finding]:
-    """Every analysis's findings. ``job`` and ``status`` are ``build_job(events)`` and
-    ``rank_status(events, job)`` when the caller has them already (``run_analysis`` does); ``summaries``
-    is the summary table of the dense families (``nccllens.summaries``), when the caller has one."""
+            status: list[RankStatus] | None = None, summaries: pl.DataFrame | None = None,
+            ws: WorldSize | None = None, skip: bool = True) -> list[Finding]:
+    """Every analysis's findings. ``job``, ``status`` and ``ws`` are ``build_job(events)``,
+    ``rank_status(events, job)`` and ``world_size(events)`` when the caller has them already
+    (``run_analysis`` does); ``summaries`` is the summary table of the dense families
+    (``nccllens.summaries``), when the caller has one. An analysis whose declared inputs are all absent
+    (``analyses.reads``) is skipped, unless ``skip`` is False (tests compare both)."""
+    from nccllens.timeline import normalize
+
+    if not events.height:
+        return []
+    events = normalize(events)
+    kinds = set(events.get_column("kind").cast(pl.String).unique().drop_nulls().to_list())
+    families: set[str] = set()
+    if summaries is not None and summaries.height:
+        families = set(summaries.get_column("family").cast(pl.String).unique().drop_nulls().to_list())
+    found: list[Finding] = []
+    for fn, args in steps(events, lang, job, status, summaries, ws):
+        if skip and not can_find(fn, kinds, families):
+            continue
+        try:
+            found += fn(*args())
+        except Exception as exc:  # one broken analysis must not cost the others
+            PROBLEMS.append(f"analysis failed: {type(exc).__name__}: {exc}")
+    return found
+
+
+def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: list[RankStatus] | None = None,
+          summaries: pl.DataFrame | None = None, ws: WorldSize | None = None) -> list[tuple[Callable, Callable]]:
+    """Each analysis and what it is called with (computed when it runs: nothing for a skipped one), in the
+    order ``run_all`` runs them. ``events`` is normalized (``timeline.normalize``)."""
     from nccllens.analyses import (
         activity,
         collectives,
@@ -35,61 +70,51 @@ def run_all(events: pl.DataFrame, lang: str = "en", job: JobModel | None = None,
         stacks,
         stragglers,
     )
-    from nccllens.job import build_job, rank_hosts, rank_status, world_size
-    from nccllens.timeline import normalize
+    from nccllens.job import build_job, rank_status, world_size
 
-    if not events.height:
-        return []
-    events = normalize(events)
-    job = build_job(events) if job is None else job
+    ws = world_size(events) if ws is None else ws
+    job = build_job(events, ws) if job is None else job
     status = rank_status(events, job) if status is None else status
-    ws = world_size(events)
-    hosts = rank_hosts(events)
+    hosts = {int(r): h for r, h in job.rank_hosts.items()}  # ``job.rank_hosts(events)``, keyed by rank
     seen = set(job.ranks_seen)
-    dead = activity.dead_ranks(events, status)  # gone on their own, not stopped or left behind
-    found: list[Finding] = []
-    steps = [
-        lambda: collectives.absent_from_collective(events, ws.size, hosts, seen, lang, dead),
-        lambda: collectives.op_divergence(events, hosts, lang),
-        lambda: collectives.enqueue_lead(events, hosts, lang),
-        lambda: collectives.ras_mismatch(events, hosts, lang),
-        lambda: missing.node_never_joined(events, ws, lang),
-        lambda: missing.store_key_rank(events, hosts, lang),
-        lambda: missing.store_barrier_stuck(events, hosts, lang),
-        lambda: missing.silent_ranks(events, status, lang),
-        lambda: missing.silent_hosts(events, ws, status, lang),
-        lambda: missing.no_logs(events, status, lang),
-        lambda: divergence.fingerprint_mismatch(events, hosts, lang),
-        lambda: divergence.traceback_divergence(events, hosts, lang),
-        lambda: flight_dumps.not_reached(events, hosts, lang),
-        lambda: flight_dumps.mismatched(events, hosts, lang),
-        lambda: flight_dumps.missing_dumps(events, ws.size, hosts, dead, lang),
-        lambda: flight_dumps.analyser_report(events, hosts, lang),
-        lambda: first_failure.first_failure(events, lang),
-        lambda: stragglers.late_hosts(events, lang),
-        lambda: activity.busy_while_waiting(events, ws.seen, status, hosts, lang, summaries),
-        lambda: main_first.waiting_for_main(events, hosts, dead, lang),
-        lambda: activity.gloo_absent(events, ws.size, status, hosts, lang),
-        lambda: activity.slow_steps(events, hosts, lang),
-        lambda: activity.first_collective_hang(events, hosts, lang),
-        lambda: activity.wallclock_kill(events, lang),
-        lambda: config_diff.config_mismatch(events, lang),
-        lambda: config_diff.transport_mismatch(events, lang),
-        lambda: net_facts.net_mismatch(events, lang),
-        lambda: masked_exit.masked_exit(events, lang),
-        lambda: inner_error.inner_over_wrapper(events, lang),
-        lambda: stacks.stuck_stacks(events, hosts, lang),
+    dead = functools.cache(lambda: activity.dead_ranks(events, status))  # gone on their own, not stopped or left behind
+    out: list[tuple[Callable, Callable]] = [
+        (collectives.absent_from_collective, lambda: (events, ws.size, hosts, seen, lang, dead())),
+        (collectives.op_divergence, lambda: (events, hosts, lang)),
+        (collectives.enqueue_lead, lambda: (events, hosts, lang)),
+        (collectives.ras_mismatch, lambda: (events, hosts, lang)),
+        (missing.node_never_joined, lambda: (events, ws, lang)),
+        (missing.store_key_rank, lambda: (events, hosts, lang)),
+        (missing.store_barrier_stuck, lambda: (events, hosts, lang)),
+        (missing.silent_ranks, lambda: (events, status, lang)),
+        (missing.silent_hosts, lambda: (events, ws, status, lang)),
+        (missing.no_logs, lambda: (events, status, lang)),
+        (divergence.fingerprint_mismatch, lambda: (events, hosts, lang)),
+        (divergence.traceback_divergence, lambda: (events, hosts, lang)),
+        (flight_dumps.not_reached, lambda: (events, hosts, lang)),
+        (flight_dumps.mismatched, lambda: (events, hosts, lang)),
+        (flight_dumps.missing_dumps, lambda: (events, ws.size, hosts, dead(), lang)),
+        (flight_dumps.analyser_report, lambda: (events, hosts, lang)),
+        (first_failure.first_failure, lambda: (events, lang)),
+        (stragglers.late_hosts, lambda: (events, lang)),
+        (activity.busy_while_waiting, lambda: (events, ws.seen, status, hosts, lang, summaries)),
+        (main_first.waiting_for_main, lambda: (events, hosts, dead(), lang)),
+        (activity.gloo_absent, lambda: (events, ws.size, status, hosts, lang)),
+        (activity.slow_steps, lambda: (events, hosts, lang)),
+        (activity.first_collective_hang, lambda: (events, hosts, lang)),
+        (activity.wallclock_kill, lambda: (events, lang)),
+        (config_diff.config_mismatch, lambda: (events, lang)),
+        (config_diff.transport_mismatch, lambda: (events, lang)),
+        (net_facts.net_mismatch, lambda: (events, lang)),
+        (masked_exit.masked_exit, lambda: (events, lang)),
+        (inner_error.inner_over_wrapper, lambda: (events, lang)),
+        (stacks.stuck_stacks, lambda: (events, hosts, lang)),
     ]
     if summaries is not None and summaries.height:
-        steps += [
-            lambda: opcounts.behind(summaries, events, hosts, lang),
-            lambda: opcounts.divergence(summaries, events, hosts, lang),
-            lambda: progress.stopped_first(summaries, events, hosts, lang),
-            lambda: progress.socket_fallback(summaries, events, lang),
+        out += [
+            (opcounts.behind, lambda: (summaries, events, hosts, lang)),
+            (opcounts.divergence, lambda: (summaries, events, hosts, lang)),
+            (progress.stopped_first, lambda: (summaries, events, hosts, lang)),
+            (progress.socket_fallback, lambda: (summaries, events, lang)),
         ]
-    for step in steps:
-        try:
-            found += step()
-        except Exception as exc:  # one broken analysis must not cost the others
-            PROBLEMS.append(f"analysis failed: {type(exc).__name__}: {exc}")
-    return found
+    return out

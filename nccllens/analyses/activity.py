@@ -21,6 +21,7 @@ import polars as pl
 from nccllens import lazy_regex
 from nccllens.analyses.busy_bars import bars_of, still_moving
 from nccllens.analyses.common import NONE, NOT_STATED, PerLang, hosts_of, make_finding, rank_list
+from nccllens.analyses.reads import reads
 from nccllens.parse.progress import clock_ms
 from nccllens.report.model import Finding, RankStatus
 
@@ -59,6 +60,7 @@ def _waiting(events: pl.DataFrame) -> pl.DataFrame:
     return events.filter(WAITING & pl.col("rank").is_not_null())
 
 
+@reads("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error", "cpp.terminate")
 def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[RankStatus],
                        rank_hosts: dict[int, str], lang: str, summaries: pl.DataFrame | None = None) -> list[Finding]:
     waits = _waiting(events)
@@ -103,6 +105,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
         if show["detail"] and clock_ms(show["detail"].split("[", 1)[-1].split("<", 1)[0]) is not None else "?")]
 
 
+@reads("torch.gloo_error")
 def gloo_absent(events: pl.DataFrame, world: int | None, status: list[RankStatus], rank_hosts: dict[int, str],
                 lang: str) -> list[Finding]:
     timed = events.filter(GLOO_TIMEOUT & pl.col("rank").is_not_null())
@@ -178,6 +181,7 @@ def _slow_group(medians: dict[int, float], rank_hosts: dict[int, str]) -> list[i
     return slow if whole and slow_hosts < hosts else []
 
 
+@reads("progress.step")
 def slow_steps(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     best: tuple[float, str, list[int], float, float] | None = None
     for label, per_rank in _step_work(events).items():
@@ -209,6 +213,7 @@ CONSEQUENCE = lazy_regex.compile(r"(?i)time[ds]?[ _-]?out|watchdog|taking the en
                          r"SIGABRT|signal 6|exit ?code|ChildFailedError|terminate called|Aborted")
 
 
+@reads("torch.watchdog_timeout", "progress.bench*")
 def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """Every rank of a one-node job stuck in the very first collective, with no error but the timeouts (or
     an nccl-tests run whose header never got a result row): GPU peer-to-peer that hangs (ACS, IOMMU, a
@@ -253,6 +258,7 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
                          stuck=stuck, node=node, waiting=rank_list(ranks) if ranks else PerLang(en="all", zh="所有"))]
 
 
+@reads("harness.wallclock")
 def wallclock_kill(events: pl.DataFrame, lang: str) -> list[Finding]:
     """A harness or scheduler stopped the job at its time limit: never a healthy run. When ranks were
     already stuck (timeouts, a rank absent or busy), those findings explain the kill."""

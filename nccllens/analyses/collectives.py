@@ -12,6 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import NONE, NOT_STATED, UNNAMED_OP, hosts_of, majority, make_finding, rank_list
+from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
 STUCK_KINDS = ("torch.watchdog_timeout", "torch.pg_status")
@@ -47,6 +48,7 @@ def _category(culprits: set[int], dead, inferred: bool) -> str | None:
     return "collective_timeout" if inferred else None
 
 
+@reads(*STUCK_KINDS)
 def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: dict[int, str],
                            ranks_seen: set[int], lang: str, dead: set[int] | frozenset = frozenset()) -> list[Finding]:
     """Ranks the others wait for. Dead ones (``dead``: exited or crashed on their own) make it peer_exited;
@@ -89,6 +91,7 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
     return out
 
 
+@reads("torch.watchdog_timeout")
 def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """Ranks stuck at the same SeqNum of one PG with different op types: the minority diverged."""
     stuck = _stuck(events).filter((pl.col("kind") == "torch.watchdog_timeout") & pl.col("op").is_not_null())
@@ -106,6 +109,7 @@ def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -
     return out
 
 
+@reads("torch.pg_status")
 def enqueue_lead(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """A rank whose last enqueued work leads (or lags) everyone else's at the failure point."""
     status = _stuck(events).filter((pl.col("kind") == "torch.pg_status") & pl.col("last_enqueued").is_not_null())
@@ -125,6 +129,7 @@ def enqueue_lead(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) ->
     return out
 
 
+@reads("nccl.ras_mismatch")
 def ras_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """NCCL RAS: a communicator's ranks launched different numbers of one operation. The ranks RAS lists
     are those of the smaller group(s): behind the others they are the culprits; ahead of them, the

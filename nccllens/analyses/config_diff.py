@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import majority, make_finding
+from nccllens.analyses.reads import reads
 from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
 
@@ -24,6 +25,8 @@ def _differences(rows: pl.DataFrame, subject: str) -> list[tuple[str, dict, list
     return out
 
 
+@reads("nccl.version", "torch.nccl_error", "nccl.env", "torchrun.config", "torch.store_timeout",
+       "lightning.rank_init")
 def config_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
     hosted = events.filter(pl.col("host").is_not_null())
     versions = (hosted.filter(pl.col("version").is_not_null() & pl.col("kind").is_in(["nccl.version", "torch.nccl_error"]))
@@ -102,6 +105,7 @@ def duplicate_ranks(events: pl.DataFrame, lang: str) -> list[Finding]:
     return [make_finding("AN-LAUNCH-MISMATCH", lang, evidence, key=key, values=values, confidence=0.7)]
 
 
+@reads("nccl.using_network")
 def transport_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
     """``Using network IB`` on some hosts and ``Socket`` on others: the odd ones fell back."""
     net = events.filter((pl.col("kind") == "nccl.using_network") & pl.col("host").is_not_null()

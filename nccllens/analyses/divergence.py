@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import UNNAMED_OP, hosts_of, majority, make_finding
+from nccllens.analyses.reads import reads
 from nccllens.events import earliest_first
 from nccllens.report.model import Finding
 
@@ -20,6 +21,7 @@ COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather
                "all_to_all_single", "send", "recv", "isend", "irecv", "batch_isend_irecv")
 
 
+@reads("torch.fingerprint_mismatch", "torch.fingerprint_peer")
 def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """``TORCH_DISTRIBUTED_DEBUG=DETAIL``: each rank states the op it ran at the mismatching SequenceNumber."""
     hits = events.filter((pl.col("kind") == "torch.fingerprint_mismatch") & pl.col("rank").is_not_null()
@@ -66,6 +68,7 @@ def behind_finding(rank: int, hits: pl.DataFrame, rank_hosts: dict[int, str], la
                         confidence=0.6)
 
 
+@reads(*TRACEBACK_KINDS)
 def traceback_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """Failed ranks whose tracebacks end in different c10d collectives: the odd one out diverged."""
     frames = (events.filter(pl.col("kind").is_in(TRACEBACK_KINDS) & pl.col("rank").is_not_null()

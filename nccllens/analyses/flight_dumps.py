@@ -18,6 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import NOT_STATED, UNNAMED_OP, hosts_of, majority, make_finding, rank_list
+from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
 DONE = ("completed",)
@@ -39,6 +40,7 @@ def _frames_text(row_frames: str | None) -> str:
     return row_frames if row_frames else "(no frames recorded)"
 
 
+@reads("flight.entry")
 def not_reached(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     entries = _entries(events)
     out = []
@@ -83,6 +85,7 @@ def _named(*parts) -> str:
     return f" ({', '.join(known)})" if known else ""
 
 
+@reads("flight.entry")
 def mismatched(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     entries = _entries(events)
     out = []
@@ -109,6 +112,7 @@ def mismatched(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> l
     return out
 
 
+@reads("flight.entry", "flight.pg_status")
 def missing_dumps(events: pl.DataFrame, world: int | None, rank_hosts: dict[int, str], dead: set[int],
                   lang: str) -> list[Finding]:
     """Members of a recorded group without a dump: they never reached the point where the others dumped
@@ -136,6 +140,7 @@ def missing_dumps(events: pl.DataFrame, world: int | None, rank_hosts: dict[int,
         missing=rank_list(absent), dumped=rank_list(sorted(dumped)), members=len(members))]
 
 
+@reads("flight.analysis")
 def analyser_report(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """``torchfrtrace`` / ``fr_trace`` output: the analyser already matched the dumps; use what it found."""
     rows = events.filter(pl.col("kind") == "flight.analysis")

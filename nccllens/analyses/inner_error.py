@@ -17,6 +17,7 @@ import polars as pl
 
 from nccllens import lazy_regex
 from nccllens.analyses.common import make_finding
+from nccllens.analyses.reads import reads
 from nccllens.engine.peers import address_book, target_of
 from nccllens.parse.inner_error import inner_category, inner_class, inner_text
 from nccllens.report.model import Finding
@@ -39,6 +40,7 @@ def _inner(message: str, detail: str | None, kind: str) -> str | None:
     return None
 
 
+@reads(*_KINDS)
 def inner_over_wrapper(events: pl.DataFrame, lang: str) -> list[Finding]:
     cand = events.filter(pl.col("kind").cast(pl.String).is_in(_KINDS) & pl.col("message").is_not_null()
                          & pl.col("message").str.contains(_WRAPPER.pattern))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import hosts_of, make_finding, rank_list
+from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
 _WAIT_FRAME = r"\bin (?:local_)?main_process_first\b"
@@ -28,6 +29,7 @@ def _main_rank(local: bool, hosts: list[str], rank_hosts: dict[int, str]) -> int
     return on_node[0] if on_node else None
 
 
+@reads("python.traceback")
 def waiting_for_main(events: pl.DataFrame, rank_hosts: dict[int, str], dead: set[int], lang: str) -> list[Finding]:
     waits = events.filter((pl.col("kind") == "python.traceback")
                           & pl.col("detail").cast(pl.String).fill_null("").str.contains(_WAIT_FRAME))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import PerLang, hosts_of, make_finding, rank_list
+from nccllens.analyses.reads import reads
 from nccllens.job import WorldSize
 from nccllens.repeats import latest
 from nccllens.report.model import Finding, RankStatus
@@ -13,6 +14,7 @@ RDZV_FAILURE = ("torch.store_timeout", "torchrun.rendezvous_error")
 PEER_LOSS = ("crashed", "exited", "timed_out")
 
 
+@reads(*RDZV_FAILURE)
 def node_never_joined(events: pl.DataFrame, ws: WorldSize, lang: str) -> list[Finding]:
     """Static rendezvous: nodes 0..nnodes-1 each state their node rank; the absent ones hold known ranks."""
     failures = events.filter(pl.col("kind").is_in(RDZV_FAILURE))
@@ -33,6 +35,7 @@ def node_never_joined(events: pl.DataFrame, ws: WorldSize, lang: str) -> list[Fi
                          ranks_text=rank_list(ranks))]
 
 
+@reads("torch.store_timeout")
 def store_key_rank(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """``DistStoreError`` while waiting for a key that names a rank: that rank never arrived."""
     from nccllens.parse.torch_store import missing_rank_from_key
@@ -148,6 +151,7 @@ def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], 
     return out
 
 
+@reads("torch.store_barrier_wait")
 def store_barrier_stuck(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """``Waiting in store based barrier … (world_size=W, worker_count=N)`` with no ``Completed store-based
     barrier`` for that key: init_process_group never saw every rank. The ranks that never came are named when

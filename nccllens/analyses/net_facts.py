@@ -20,6 +20,7 @@ import polars as pl
 
 from nccllens import lazy_regex
 from nccllens.analyses.common import majority, make_finding
+from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
 # NCCL 2.19+ names the plugin library it loaded ("Plugin Path : /opt/hpcx/.../libnccl-net.so") and says
@@ -66,6 +67,7 @@ def interface_per_host(events: pl.DataFrame) -> dict[str, tuple[str, str]]:
     return out
 
 
+@reads("nccl.info", "nccl.net_socket")
 def net_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
     out = []
     plugins = plugin_per_host(events)

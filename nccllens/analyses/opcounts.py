@@ -28,6 +28,7 @@ from nccllens.analyses.common import (
     rank_list,
     summary_evidence,
 )
+from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
 ABSENT_SHARE = 0.25  # more ranks behind than this share of a communicator: no single culprit
@@ -50,6 +51,7 @@ def _communicators(coll: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
                             pl.coalesce(pl.col("rank"), pl.col("comm_rank")).alias("member"))
 
 
+@reads(summaries=("nccl.coll",))
 def behind(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """Ranks whose last opCount on a communicator is behind every other member's."""
     coll = summaries.filter((pl.col("family") == "nccl.coll") & pl.col("last_seq").is_not_null())
@@ -83,6 +85,7 @@ def behind(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[int, 
     return out
 
 
+@reads(summaries=("nccl.coll",))
 def divergence(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[int, str],
                lang: str) -> list[Finding]:
     """Ranks at the same last opCount of a communicator with a different op, count or datatype."""

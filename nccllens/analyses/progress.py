@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import NONE, alive_after, hosts_of, make_finding, rank_list, summary_evidence
+from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
 STOPPED_SHARE = 0.25  # more ranks than this behind: no single place where the hang began
@@ -46,6 +47,7 @@ def _stopped(ranks: pl.DataFrame) -> tuple[list[int], str]:
     return sorted(int(r) for r in early["member"]), f"{latest}"
 
 
+@reads(summaries=("progress",))
 def stopped_first(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[int, str],
                   lang: str) -> list[Finding]:
     ranks = _per_rank(summaries)
@@ -84,6 +86,7 @@ def transports_by_host(summaries: pl.DataFrame) -> dict[str, list[str]]:
     return {str(h): list(t) for h, t in per.iter_rows()}
 
 
+@reads(summaries=("nccl.transport",))
 def socket_fallback(summaries: pl.DataFrame, events: pl.DataFrame, lang: str) -> list[Finding]:
     """Hosts whose network connections went over sockets while other hosts' went over IB."""
     used = transports_by_host(summaries)

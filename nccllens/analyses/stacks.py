@@ -20,6 +20,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import PerLang, hosts_of, make_finding
+from nccllens.analyses.reads import reads
 from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
 from nccllens.report.outcome import finished_line
@@ -63,6 +64,7 @@ def _frames_of(row: dict) -> str:
     return detail.removeprefix("frames: ") or str(row.get("message") or "")
 
 
+@reads("stack.thread")
 def stuck_stacks(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     stacks = events.filter(pl.col("kind") == "stack.thread")
     if not stacks.height or finished_line(events) is not None:

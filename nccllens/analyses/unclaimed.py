@@ -57,10 +57,8 @@ WRAPPER_EXCEPTIONS = ("ChildFailedError", "SubprocessError", "CalledProcessError
                       "ProcessRaisedException")
 
 
-def failure_events(events: pl.DataFrame, classifiable: bool = True, warns: bool = False) -> pl.DataFrame:
-    """Rows that show a failure: errors and critical lines, and NCCL return-code chains of a failure;
-    with ``classifiable``, only those that say enough to be given a category; with ``warns``, NCCL WARN lines
-    too (the caller leaves out those a rule claimed: a known WARN may be harmless)."""
+def _failing(warns: bool) -> tuple[pl.Expr, pl.Expr]:
+    """(the rows that show a failure, which of them say enough to be given a category): see ``failure_events``."""
     code = pl.col("error_code")
     chain = (pl.col("kind") == "nccl.backtrace") & code.is_between(1, 6)
     # an NCCL WARN no rule knows is a failure too: NCCL warns when a call is about to fail (known harmless
@@ -72,7 +70,22 @@ def failure_events(events: pl.DataFrame, classifiable: bool = True, warns: bool 
     # a traceback cut before its exception line, a terminate without what(): nothing to classify
     told = (exc != "") | ~pl.col("kind").is_in(["python.traceback", "cpp.terminate"])
     told = told & ~((pl.col("kind") == "cpp.terminate") & pl.col("message").str.starts_with("terminate called"))
-    return events.filter(failing & ~wrapper & (told if classifiable else pl.lit(True)))
+    return failing & ~wrapper, told
+
+
+def failure_events(events: pl.DataFrame, classifiable: bool = True, warns: bool = False) -> pl.DataFrame:
+    """Rows that show a failure: errors and critical lines, and NCCL return-code chains of a failure;
+    with ``classifiable``, only those that say enough to be given a category; with ``warns``, NCCL WARN lines
+    too (the caller leaves out those a rule claimed: a known WARN may be harmless)."""
+    failing, told = _failing(warns)
+    return events.filter(failing & (told if classifiable else pl.lit(True)))
+
+
+def failure_counts(events: pl.DataFrame) -> tuple[int, int]:
+    """The heights of ``failure_events(events, False)`` and ``failure_events(events, True)``, in one query."""
+    failing, told = _failing(False)
+    every, classifiable = events.lazy().select(failing.sum().alias("every"), (failing & told).sum().alias("told")).collect().row(0)
+    return int(every or 0), int(classifiable or 0)
 
 
 CHAIN_GAP = 5  # lines between two rows of one NCCL error chain at most

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,10 +86,17 @@ def _read(path: Path, report: bool) -> _Loaded:
     return _Loaded(path, shown, text, data, problems, report)
 
 
-def _rule_files(directory: Path) -> list[Path]:
+def _rule_files(directory: Path) -> list[str]:
+    """``directory`` itself when it is a file, else the ``*.toml`` files under it in path order. Hidden files
+    and folders below it are left out, not those above it: an install under ``~/.local`` or a ``.venv``
+    keeps its rules. Paths as text: a run that finds the set in the cache makes no ``Path`` of them."""
     if directory.is_file():
-        return [directory]
-    return sorted(p for p in directory.rglob("*.toml") if not any(s.startswith(".") for s in p.parts))
+        return [str(directory)]
+    found = []
+    for root, folders, files in os.walk(directory):
+        folders[:] = [f for f in folders if not f.startswith(".")]
+        found += [os.path.join(root, f) for f in files if f.endswith(".toml") and not f.startswith(".")]
+    return sorted(found, key=lambda path: path.split(os.sep))  # as ``Path`` objects sort
 
 
 def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
@@ -103,7 +111,7 @@ def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
     for d in dirs:
         wanted[Path(d).resolve()] = True
     loaded: list[_Loaded] = []
-    files: list[tuple[Path, bool]] = []
+    files: list[tuple[str, bool]] = []
     for directory, report in wanted.items():
         if not directory.exists():
             shown = display_path(directory)
@@ -123,7 +131,7 @@ def load_dirs(dirs: list[Path], *, builtin: bool = True) -> RuleSet:
         else:
             rule_cache.remember(name, rules)
             return RuleSet(rules)
-    loaded.extend(_read(path, report) for path, report in files)
+    loaded.extend(_read(Path(path), report) for path, report in files)
     _check_patterns(loaded)
     _check_set(loaded)
     result = RuleSet()

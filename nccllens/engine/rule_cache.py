@@ -77,13 +77,14 @@ def _prune(path: Path) -> None:
         pass
 
 
-def key(files: list[tuple[Path, bool]]) -> str | None:
+def key(files: list[tuple[str | Path, bool]]) -> str | None:
     """What names this rule set: each file's path, whether its problems are reported, and its bytes
     (None: a file cannot be read; the full load then says why)."""
     digest = hashlib.sha256()
     for path, report in files:
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as fh:
+                data = fh.read()
         except OSError:
             return None
         digest.update(f"{path}\0{int(report)}\0{len(data)}\0".encode())

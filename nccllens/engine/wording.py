@@ -17,7 +17,6 @@ from typing import Any
 from nccllens import lazy_regex
 
 CODE_SPAN = lazy_regex.compile(r"(`[^`\n]*`)")
-CJK = lazy_regex.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 HOSTLIKE = ("host", "hosts", "peer", "node", "nodes", "where")
 MISSING = ("?", "")  # what some callers pass for "not known"
 SHELL_NAMES = {"host": "node", "hosts": "node", "peer": "peer", "node": "node", "nodes": "node", "where": "node",
@@ -84,7 +83,19 @@ def _capitalise(before: str, new: str) -> str:
     return new
 
 
-IDEOGRAPH = lazy_regex.compile(r"[\u4e00-\u9fff]")
+# Characters are compared with these ranges, not matched with a class: Python's ``re`` fills a table entry
+# per code point of a range when it compiles one, ~3 ms for each class of these (on every run with findings).
+IDEOGRAPHS = ("\u4e00", "\u9fff")  # CJK unified ideographs
+CJK_RANGES = (("\u3000", "\u303f"), IDEOGRAPHS, ("\uff00", "\uffef"))  # CJK punctuation, ideographs, full-width
+
+
+def is_ideograph(ch: str) -> bool:
+    return IDEOGRAPHS[0] <= ch <= IDEOGRAPHS[1]
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a CJK character (the template is Chinese)."""
+    return not text.isascii() and any(low <= ch <= high for ch in text for low, high in CJK_RANGES)
 
 
 def _junction(left: str, right: str) -> str:
@@ -94,10 +105,10 @@ def _junction(left: str, right: str) -> str:
     if not a or not b:
         return left + right
     x, y = a[-1], b[0]
-    if IDEOGRAPH.match(x) and IDEOGRAPH.match(y):
+    if is_ideograph(x) and is_ideograph(y):
         return a + b
     latin_x, latin_y = (x.isascii() and x.isalnum()) or x == "}", (y.isascii() and y.isalnum()) or y == "{"
-    if (IDEOGRAPH.match(x) and latin_y) or (latin_x and IDEOGRAPH.match(y)):  # "}"/"{": a value to come
+    if (is_ideograph(x) and latin_y) or (latin_x and is_ideograph(y)):  # "}"/"{": a value to come
         return a + " " + b
     return left + right
 
@@ -129,7 +140,7 @@ def _note(names: set[str], source: str | None, zh: bool) -> str:
     return ("；" if zh else "; ").join(parts) + ("。" if zh else ".")
 
 
-_DURATION = lazy_regex.compile(r"(?<!\{)\{([a-z_][a-z0-9_]*)\}\s*(ms|s|毫秒|秒)(?![A-Za-z])( ?)(?=([\u4e00-\u9fff])?)")
+_DURATION = lazy_regex.compile(r"(?<!\{)\{([a-z_][a-z0-9_]*)\}\s*(ms|s|毫秒|秒)(?![A-Za-z])( ?)")
 _UNIT_MS = {"ms": 1, "毫秒": 1, "s": 1000, "秒": 1000}
 
 
@@ -150,13 +161,14 @@ def spoken_duration(ms: float, zh: bool = False) -> str:
 
 def spoken_durations(text: str, values: Mapping[str, Any]) -> str:
     """``{timeout_ms} ms`` with a known number becomes ``30 min`` (``1800000 ms`` reads as nothing)."""
-    zh = bool(CJK.search(text))
+    zh = has_cjk(text)
 
     def one(m: re.Match) -> str:
         value = values.get(m.group(1))
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 60_000 / _UNIT_MS[m.group(2)]:
             return m.group(0)  # short or not a number: as the template says it
-        after = "" if zh and m.group(4) else m.group(3)  # "10 分钟超时", not "10 分钟 超时"
+        glued = m.end() < len(m.string) and is_ideograph(m.string[m.end()])
+        after = "" if zh and glued else m.group(3)  # "10 分钟超时", not "10 分钟 超时"
         return spoken_duration(value * _UNIT_MS[m.group(2)], zh) + after
 
     return _DURATION.sub(one, text)
@@ -167,7 +179,7 @@ def reword_unknown(text: str, values: Mapping[str, Any], names: list[str], sourc
     unknown = [n for n in dict.fromkeys(names) if n and missing(values.get(n))]
     if not unknown:
         return text
-    zh = bool(CJK.search(text))
+    zh = has_cjk(text)
     shells: set[str] = set()
     pieces = CODE_SPAN.split(text)
     for i, piece in enumerate(pieces):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 MAX_LINE = 1 << 20  # a line longer than 1 MiB is cut there (and the cut is reported)
+HOLD = 1 << 20  # a block up to this size waits for the next chunk (``blocks``)
 _ANSI = r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][AB012]|\x1b[=>]"
 
 
@@ -30,10 +31,13 @@ class ReadStats:
 
 
 def blocks(chunks: Iterable[bytes], stats: ReadStats) -> Iterator[tuple[int, bytes]]:
-    """Yield (first line number, block) with every block ending at a line boundary."""
+    """Yield (first line number, block) with every block ending at a line boundary. A block of at most
+    ``HOLD`` bytes waits for the next chunk, so that a last line without its newline (a log cut while it
+    was written) joins it instead of being a block of its own: each block costs ~20 polars queries."""
     carry = b""
     dropping = False
     line_no = 1
+    held: tuple[int, bytes] | None = None
     for block in chunks:
         stats.bytes += len(block)
         if dropping:
@@ -47,6 +51,9 @@ def blocks(chunks: Iterable[bytes], stats: ReadStats) -> Iterator[tuple[int, byt
         if nl < 0:
             if len(buf) > MAX_LINE:
                 stats.note(f"line {line_no} is longer than {MAX_LINE >> 20} MiB: cut there")
+                if held:
+                    yield held
+                    held = None
                 yield line_no, buf[:MAX_LINE] + b"\n"
                 line_no += 1
                 dropping, carry = True, b""
@@ -54,14 +61,25 @@ def blocks(chunks: Iterable[bytes], stats: ReadStats) -> Iterator[tuple[int, byt
                 carry = buf
             continue
         out, carry = buf[: nl + 1], buf[nl + 1 :]
-        yield line_no, out
+        if held:
+            yield held
+            held = None
+        if len(out) <= HOLD:
+            held = (line_no, out)
+        else:
+            yield line_no, out
         line_no += out.count(b"\n")
         if len(carry) > MAX_LINE:
             stats.note(f"line {line_no} is longer than {MAX_LINE >> 20} MiB: cut there")
+            if held:
+                yield held
+                held = None
             yield line_no, carry[:MAX_LINE] + b"\n"
             line_no += 1
             dropping, carry = True, b""
-    if carry:
+    if held:
+        yield held[0], held[1] + carry
+    elif carry:
         yield line_no, carry
 
 
