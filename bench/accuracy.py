@@ -8,8 +8,8 @@
 Every case is copied under a neutral folder name (``case-001``...) before it is analysed, so a
 case's folder name, which often carries its label, cannot help. Figures (docs/accuracy.md):
 
-- top-1: the report calls the run failed and findings[0] has the case's category (or an `also_ok`
-  one); for a healthy case, no finding is an error and the verdict names no failure (`none`, or
+- top-1: the report calls the run failed (a cause in the verdict; or, behind an `unknown`
+  one, signs of failure: error findings, warning symptoms, ranks that did not end normally) and findings[0] has the case's category (or an `also_ok` one); for a healthy case, no finding is an error and the verdict names no failure (`none`, or
   `unknown` with no cause: nothing in an excerpt showed the job finished).
 - exact: findings[0]'s category is the labelled category itself.
 - culprit: findings[0] names the labelled hosts and ranks (cases that name a culprit).
@@ -109,6 +109,7 @@ def culprit_matches(case: Case, top) -> bool | None:
 
 def score_case(case: Case, staged: Path) -> Outcome:
     import nccllens
+    from nccllens.report.outcome import TROUBLE
 
     report = nccllens.analyze(str(staged))
     top = report.findings[0] if report.findings else None
@@ -120,7 +121,12 @@ def score_case(case: Case, staged: Path) -> Outcome:
         top1 = verdict in ("none", "unknown") and report.verdict.finding is None and not serious
         exact = top1
     else:
-        failed = verdict not in ("none",)
+        # the report calls the run failed: a cause, or, behind an unknown cause, signs of failure (error
+        # findings, warning symptoms or causes, ranks whose state shows they did not end normally); an
+        # ``unknown`` verdict without them says only that nothing showed the job finished
+        signs = bool(serious) or any(r.state in TROUBLE for r in report.ranks) or any(
+            f.severity == "warning" and f.role in ("symptom", "cause") for f in report.findings)
+        failed = verdict != "none" and (verdict != "unknown" or signs)
         top1 = failed and top is not None and top.category in case.allowed
         exact = failed and top is not None and top.category == case.category
     said = f"{verdict}; top={top.rule}:{top.category} ranks={top.ranks} hosts={top.hosts}" if top else verdict
