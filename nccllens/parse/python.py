@@ -243,6 +243,12 @@ def launched_process_facts(message: str | None) -> dict:
     return facts
 
 
+# a standard-library thread that prints its own traceback and carries on: multiprocessing's queue feeder
+# (``queues.py ... in _feed``) loses its reader when the process at the other end has gone or closed the queue.
+# That is no failure of the program's own; the other process's failure, if any, is on its own lines
+_BACKGROUND_THREAD = lazy_regex.compile(r"multiprocessing[\\/]queues\.py:\d+ in _feed$")
+
+
 def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[dict, list[Line]]:
     indent = len(body) - len(body.lstrip())
     following = ctx.following(line, MAX_TRACEBACK_LINES)
@@ -258,6 +264,8 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[d
         "family": FAMILY, "kind": "python.traceback", "level": "error",
         "exc_type": tb.exc_type, "message": tb.message or body.strip(), "detail": tb.detail(),
     }
+    if tb.frames and _BACKGROUND_THREAD.search(tb.frames[0]):
+        event["level"] = "warning"
     event.update(dataloader_facts(tb.texts))
     event.update(launched_process_facts(tb.message))
     if header is not None and header.ts is not None:

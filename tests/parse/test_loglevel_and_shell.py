@@ -65,3 +65,19 @@ def test_an_nccl_warn_no_rule_knows_is_a_failure(tmp_path):
     report = nccllens.analyze(str(tmp_path))
     assert report.verdict.category == "nccl_internal" and report.findings[0].rule == "AN-UNCLAIMED"
     assert report.findings[0].ranks == [201]
+
+
+def test_a_queue_feeder_thread_losing_its_reader_is_no_failure_of_the_program(tmp_path):
+    # source: https://github.com/MLOPTPSU/FedTorch/issues/4 (the maintainer: it does not affect the result)
+    (tmp_path / "job.log").write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.8/multiprocessing/queues.py", line 245, in _feed\n'
+        "    send_bytes(obj)\n"
+        '  File "/usr/lib/python3.8/multiprocessing/connection.py", line 200, in send_bytes\n'
+        "    self._send_bytes(m[offset:offset + size])\n"
+        "BrokenPipeError: [Errno 32] Broken pipe\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.finding is None
+    assert not [f for f in report.findings if f.severity in ("critical", "error")]
+    events = report.events.filter(report.events["kind"].cast(str) == "python.traceback")
+    assert events["level"].cast(str).to_list() == ["warning"]
