@@ -17,6 +17,12 @@ WAIT_KINDS = ("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error
 FAILING_WAIT = (*WAIT_KINDS, "torch.taking_down", "torch.watchdog_exception", "cpp.terminate", "other.file_end")
 
 
+def _bar_row(file, line, ts, rank, m, detail: str) -> dict:
+    """One bar state from a ``BAR``/``CUT_BAR`` match: its label, percent, the counts shown, the bar's text."""
+    return {"file": file, "line": line, "ts": ts, "rank": rank, "label": m["desc"].strip().strip(":").strip() or None,
+            "pct": int(m["pct"]), "detail": detail, "message": m.group(0)}
+
+
 def _summary_bars(summaries: pl.DataFrame | None) -> list[dict]:
     """The last state of each tqdm bar the dense progress family summarised (one row per process and shape)."""
     if summaries is None or not summaries.height:
@@ -26,9 +32,7 @@ def _summary_bars(summaries: pl.DataFrame | None) -> list[dict]:
     for file, line, ts, rank, raw in rows.select("file", "last_line", "last_ts", "rank", "raw").iter_rows():
         m = last_bar(raw or "")
         if m:
-            out.append({"file": file, "line": line, "ts": ts, "rank": rank,
-                        "label": m["desc"].strip().strip(":").strip() or None, "pct": int(m["pct"]),
-                        "detail": bar_detail(m), "message": m.group(0)})
+            out.append(_bar_row(file, line, ts, rank, m, bar_detail(m)))
     return out
 
 
@@ -45,13 +49,9 @@ def bars_of(events: pl.DataFrame, waiting: set[int], summaries: pl.DataFrame | N
     for file, line, ts, message in glued_rows.select("file", "line", "ts", "message").iter_rows():
         m = last_bar(message)
         if m and m.end() < len(message):  # another message follows the bar on this line
-            glued.append({"file": file, "line": line, "ts": ts, "rank": None,
-                          "label": m["desc"].strip().strip(":").strip() or None, "pct": int(m["pct"]),
-                          "detail": bar_detail(m), "message": m.group(0)})
+            glued.append(_bar_row(file, line, ts, None, m, bar_detail(m)))
         elif m is None and (cut := CUT_BAR.match(message)):  # cut off by the message that follows it
-            glued.append({"file": file, "line": line, "ts": ts, "rank": None,
-                          "label": cut["desc"].strip().strip(":").strip() or None, "pct": int(cut["pct"]),
-                          "detail": "", "message": cut.group(0)})
+            glued.append(_bar_row(file, line, ts, None, cut, ""))
     glued += _summary_bars(summaries)
     if glued:
         own = pl.concat([own, pl.DataFrame(glued, schema=own.schema)], how="vertical_relaxed")

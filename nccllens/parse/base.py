@@ -82,3 +82,18 @@ class FileContext:
 def event_for(line: Line, kind: str, **fields) -> dict:
     """A new event dict tied to ``line`` (its number and text); ``fields`` are typed columns."""
     return {"file": line.file, "line": line.line, "raw": line.raw, "kind": kind, **fields}
+
+
+def events_per_line(lines: list[Line], read: Callable[[str], dict | None], family: str) -> Iterator[dict]:
+    """The event ``read`` makes of each line's message (None: no event), without empty fields, with ``family``
+    and the message. A line that makes ``read`` raise is left out: one odd line must not cost the file its events."""
+    for line in lines:
+        try:
+            event = read(line.message)
+        except Exception:  # noqa: BLE001
+            continue
+        if event is None:
+            continue
+        event = {k: v for k, v in event.items() if v not in (None, "")}
+        event.update({"family": family, "message": line.message.strip()})
+        yield event

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from nccllens import lazy_regex
-from nccllens.parse.base import FileContext, Line
+from nccllens.parse.base import FileContext, Line, events_per_line
 
 FAMILY = "k8s"
 
@@ -69,13 +69,4 @@ def _event_for(body: str) -> dict | None:
 
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
-    for line in lines:
-        try:
-            event = _event_for(line.message)
-        except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
-            continue
-        if event is None:
-            continue
-        event = {k: v for k, v in event.items() if v not in (None, "")}
-        event.update({"family": FAMILY, "message": line.message.strip()})
-        yield event
+    return events_per_line(lines, _event_for, FAMILY)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nccllens import lazy_regex
-from nccllens.parse.base import FileContext, Line
+from nccllens.parse.base import FileContext, Line, events_per_line
 
 FAMILY = "ray"
 
@@ -37,7 +37,7 @@ def _event_for(body: str) -> dict | None:
     m = _EXIT.search(body)
     if m:
         detail = (m["detail"] or "").strip()
-        event = {"kind": "ray.worker_died", "value": m["type"], "detail": detail[:DETAIL_CHARS] or None,
+        event = {"kind": "ray.worker_died", "level": "error", "value": m["type"], "detail": detail[:DETAIL_CHARS] or None,
                  "key": "node_died" if _NODE.search(detail) else "process_died" if _VANISHED.search(detail) else None}
         ip, pid = _IP.search(body), _PID.search(body)
         if ip:
@@ -47,18 +47,9 @@ def _event_for(body: str) -> dict | None:
         return event
     m = _MEMORY.search(body)
     if m:
-        return {"kind": "ray.memory_kill", "peer": m["ip"]}
+        return {"kind": "ray.memory_kill", "level": "error", "peer": m["ip"]}
     return None
 
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
-    for line in lines:
-        try:
-            event = _event_for(line.message)
-        except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
-            continue
-        if event is None:
-            continue
-        event = {k: v for k, v in event.items() if v not in (None, "")}
-        event.update({"family": FAMILY, "level": "error", "message": line.message.strip()})
-        yield event
+    return events_per_line(lines, _event_for, FAMILY)

@@ -72,17 +72,9 @@ def _database(expression: str):
 
 def _fixture_lines(limit: int = 4000) -> list[str]:
     """Real lines of the fixture logs (the holdout left out), NCCL's first."""
-    from pathlib import Path
+    from tests.extract.real_lines import fixture_lines
 
-    root = Path(__file__).resolve().parents[2] / "fixtures"
-    lines: list[str] = []
-    for path in sorted(root.rglob("*")):
-        if "holdout" in path.parts or not path.is_file() or path.suffix not in (".log", ".txt", ""):
-            continue
-        try:
-            lines += path.read_text(errors="replace").splitlines()[:400]
-        except OSError:
-            continue
+    lines = fixture_lines(per_file=400)
     lines.sort(key=lambda s: "NCCL" not in s)
     return lines[:limit]
 

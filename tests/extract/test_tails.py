@@ -4,10 +4,10 @@ finds every line the branch matches, with fewer reports per line, and never keye
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from nccllens.extract.superset import scan_parts
 from nccllens.extract.tails import trimmed
+from tests.extract.real_lines import fixture_lines
 
 
 def _branches() -> list[str]:
@@ -20,17 +20,7 @@ def _branches() -> list[str]:
 
 
 def _fixture_lines(limit: int = 6000) -> list[str]:
-    """Real lines of the fixture logs (the holdout left out)."""
-    root = Path(__file__).resolve().parents[2] / "fixtures"
-    lines: list[str] = []
-    for path in sorted(root.rglob("*")):
-        if "holdout" in path.parts or not path.is_file() or path.suffix not in (".log", ".txt", ""):
-            continue
-        try:
-            lines += path.read_text(errors="replace").splitlines()[:300]
-        except OSError:
-            continue
-    return lines[:limit]
+    return fixture_lines(per_file=300)[:limit]
 
 
 def test_a_trimmed_part_finds_every_fixture_line_its_part_finds():
