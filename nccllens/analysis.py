@@ -62,6 +62,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
     recovered = recovered_by_restart(findings, table, ranks)  # a failed attempt the agent restarted, then it finished
     _node_wide(findings, job)
+    _only_host(findings, job, summaries)
     from nccllens.analyses.one_node import (
         quiet_idle_socket_iface,
         quiet_one_node_fallback,
@@ -134,6 +135,19 @@ def _node_wide(findings, job) -> None:
     for f in findings:
         if f.role == "cause" and f.category in NODE_WIDE and f.hosts and not f.ranks:
             f.ranks = sorted(r for h in f.hosts for r in _ranks_of_host(h, job))
+
+
+def _only_host(findings, job, summaries) -> None:
+    """A cause whose lines name no host happened on the job's host when the logs (summarised lines too)
+    name exactly one."""
+    hosts = set(job.hosts)
+    if summaries is not None and summaries.height:
+        hosts |= {str(h) for h in summaries["host"].drop_nulls().unique().to_list()}
+    if len(hosts) != 1:
+        return
+    for f in findings:
+        if f.role == "cause" and not f.hosts:
+            f.hosts = sorted(hosts)
 
 
 def _job(events):

@@ -53,17 +53,20 @@ _GPU_ADDRESS = r"\b(?:[0-9a-fA-F]{4})?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]
 _TRACEBACKS = ("python.traceback", "python.exception")
 
 
-def attribute(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None) -> pl.DataFrame:
+def attribute(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None,
+              file_hosts: pl.DataFrame | None = None) -> pl.DataFrame:
     """``events`` with ``rank`` and ``host`` filled in. The joins run on the few columns they read (every
     mapping has one row per key, so rows keep their order), which keeps memory small on big jobs.
-    ``channel_ranks``: (host, pid, rank) from the processes' own NCCL transport lines (step 1a)."""
+    ``channel_ranks``: (host, pid, rank) from the processes' own NCCL transport lines (step 1a);
+    ``file_hosts``: (file, host) of the lines summarised instead of kept as events (step 4 counts them)."""
     if not events.height:
         return events
-    filled = _attributed(events.select(_USED), channel_ranks)
+    filled = _attributed(events.select(_USED), channel_ranks, file_hosts)
     return events.with_columns(filled["rank"], filled["host"])
 
 
-def _attributed(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None) -> pl.DataFrame:
+def _attributed(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None,
+                file_hosts: pl.DataFrame | None = None) -> pl.DataFrame:
     # 1. NCCL init: (host, pid) -> rank in the largest communicator that process joined
     init = (
         events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete", "torchrun.root_cause",
@@ -119,8 +122,20 @@ def _attributed(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None)
         events = events.join(per_file, on="file", how="left", maintain_order="left").with_columns(
             pl.when(worker & pl.col("rank").is_null()).then(pl.col("only")).otherwise(pl.col("rank"))
             .alias("rank")).drop("only")
-    # 4. host per file
-    hosts = (events.filter(pl.col("host").is_not_null()).group_by("file")
+    # 3b. (file, rank) -> host, where the file's lines of that rank name one host
+    ranked = events.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null())
+    if ranked.height:
+        own = (ranked.group_by(["file", "rank"]).agg(pl.col("host").n_unique().alias("n"),
+                                                     pl.col("host").first().alias("rhost"))
+               .filter(pl.col("n") == 1).select("file", "rank", "rhost"))
+        events = events.join(own, on=["file", "rank"], how="left", maintain_order="left", nulls_equal=False
+                             ).with_columns(pl.coalesce("host", "rhost").alias("host")).drop("rhost")
+    # 4. host per file, where every line of it that names a host (summarised lines too) names the same one
+    named = events.filter(pl.col("host").is_not_null()).select("file", "host")
+    if file_hosts is not None and file_hosts.height:
+        named = pl.concat([named, file_hosts.select(pl.col("file").cast(named.schema["file"]),
+                                                    pl.col("host").cast(named.schema["host"]))])
+    hosts = (named.group_by("file")
              .agg(pl.col("host").n_unique().alias("n"), pl.col("host").first().alias("fhost"))
              .filter(pl.col("n") == 1).select("file", "fhost"))
     if hosts.height:

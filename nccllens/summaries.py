@@ -80,6 +80,11 @@ def channel_ranks(summaries: pl.DataFrame) -> pl.DataFrame:
             .filter(pl.col("n") == 1).select("host", "pid", "rank"))
 
 
+def file_hosts(summaries: pl.DataFrame) -> pl.DataFrame:
+    """(file, host) of every host the summarised lines of a file name."""
+    return summaries.filter(pl.col("host").is_not_null()).select("file", "host").unique()
+
+
 def attribute(summaries: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
     """Fill ``rank`` and ``host`` from the (attributed) event table: (host, pid) → rank as NCCL's Init lines
     give it, then a file's one rank, then a file's one host."""

@@ -34,6 +34,14 @@ from nccllens.report.model import InputFile
 from nccllens.structured import STRUCTURED, OverBound, read_structured
 
 
+def summarised_hosts(summary: pl.DataFrame) -> set[str]:
+    """The hosts a file's summarised NCCL lines name (their ``host:pid:tid`` prefix): stated by the log."""
+    if not summary.height:
+        return set()
+    nccl = summary.filter(pl.col("family").cast(pl.String).str.starts_with("nccl."))
+    return {str(h) for h in nccl["host"].drop_nulls().unique().to_list() if h}
+
+
 def file_end_event(path: str, line_no: int, raw: str, hints: PathHints) -> dict:
     """Where a log file stops: lets the analyses see a node whose log ends without any error."""
     return {"file": path, "line": line_no, "raw": raw[:2000], "kind": "other.file_end", "family": "other",
@@ -134,6 +142,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     info.lines = stats.lines
     info.notes.extend(stats.notes)
     stated = {h for t in regular for h in t["host"].unique().to_list() if h}
+    stated |= summarised_hosts(summary)
     events = ev.from_rows(fill_path_hints(rows, hints, stated))
     events = collapse(ev.concat([events, *regular]) if regular else events)  # repeated events counted, not stored
     info.events = events.height

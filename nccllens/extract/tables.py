@@ -90,7 +90,7 @@ def extract_tables(paths: list[str], rule_pattern: str | Sequence[str] | None = 
     infos = [done[i] for i in range(len(sources))]
     summary = sm.concat(summaries)
     # one contiguous copy here, not one in every later analysis
-    events = attribute(ev.assemble(frames), sm.channel_ranks(summary))
+    events = attribute(ev.assemble(frames), sm.channel_ranks(summary), sm.file_hosts(summary))
     events = events if ordered else ev.sort(events)
     return events, infos, sm.attribute(summary, events)
 

@@ -256,6 +256,9 @@ def strip(raw: str, leads: frozenset[str] = frozenset()) -> Prefixes:
     if not _MAY_START.match(text):
         out.message = text
         return out
+    indent = len(text) - len(text.lstrip(" \t"))
+    if indent and _match(text) is None and _match(text[indent:]) is not None:
+        text = text[indent:]  # a paste indented as a whole (a code block inside a list or a quote)
     for _ in range(8):
         found = _match(text)
         if found is None:
