@@ -61,6 +61,9 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     findings = _selected(findings, select, ignore)
     quiet_after_finish(findings, table, ranks)  # shutdown noise after a finished job is context
     recovered = recovered_by_restart(findings, table, ranks)  # a failed attempt the agent restarted, then it finished
+    from nccllens.analyses.went_on import quiet_went_on
+
+    quiet_went_on(findings, table, ranks, summaries)  # errors a rank trained on past
     _node_wide(findings, job)
     _only_host(findings, job, summaries)
     from nccllens.analyses.one_node import (

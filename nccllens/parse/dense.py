@@ -23,7 +23,7 @@ import polars as pl
 # "] via " (literal tests decide them); ring/tree dumps and progress shapes are confirmed by these regexes
 _KV = r"(?:[\s,|]+[\w/.()-]+(?:[:=]\s*|\s+)[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|nan|inf|NaN|Inf)%?)"
 GRAPH = r"NCCL INFO (Trees|Ring|Tree|Channel) (?:\[\d+\] |\d+ : -?\d+ -> |\d+/\d+ :(?: +\d+)+(?: ?\.\.\.)?\s*$)"
-PROGRESS_GATE = r"[Ss]tep|STEP|iteration|it/s[\],]|s/it[\],]|\{'"
+PROGRESS_GATE = r"[Ss]tep|STEP|iteration|it/s[\],]|s/it[\],]|\{'|[Ee]poch"
 # the whole line after launcher prefixes is the shape: an error that names a step is not progress
 _PROGRESS_LEAD = (r"^(?:\s*(?:\[[^\]]*\](?:<\w+>)?:?|\([^)]*\)|\d+:|[a-z_][\w.-]*:|\d{4}-\d\d-\d\d[T ][\d:.,]+Z?"
                   r"|(?:INFO|WARNING|DEBUG)\b:?|[IWD]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\]|-|\|))*\s*")
@@ -33,12 +33,17 @@ _SHAPES = {
     "tqdm": (r"(?:[\w\s.-]+:\s*)?\d+%\|[^|]*\|\s*\d+/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s?(?:it/s|s/it)"
              r"(?:,[^\]]*)?\]"),
     "hf": r"\{'\w+': [-+\w.]+(?:, '\w+': [-+\w.]+)*\}",
+    # an epoch with its loss, as PyTorch's examples and many scripts print it: "Train Epoch: 1 [2700/246000
+    # (18%)]\tLoss: 0.000002", "epoch is: 1 and train loss is 3.17e-06" (a number: "loss nan" is no progress)
+    "epoch": (r"(?:[Tt]rain(?:ing)?\s+)?[Ee]poch(?:\s+is)?[\s:=\[]+\d+\b[^\n]*?\b[Ll]oss\b(?:\s+is)?[\s:=]+"
+              r"[-+]?\d[\d.]*(?:[eE][-+]?\d+)?[^\n]*"),
 }
 PROGRESS = _PROGRESS_LEAD + "(?:" + "|".join(f"(?P<{k}>{v})" for k, v in _SHAPES.items()) + r")\s*$"
 PROGRESS_SHAPES = tuple(_SHAPES)
 # each shape alone, to tell them apart without capture groups (a capturing search is ~15x slower in polars)
 # and a literal every line of that shape holds (the shape's regex runs only where one is)
-_SHAPE_LITERALS = {"step": ("Step", "step", "STEP"), "iteration": ("iteration",), "tqdm": ("%|",), "hf": ("{'",)}
+_SHAPE_LITERALS = {"step": ("Step", "step", "STEP"), "iteration": ("iteration",), "tqdm": ("%|",), "hf": ("{'",),
+                   "epoch": ("poch",)}
 _LATER_LITERALS = [t for shape in PROGRESS_SHAPES[1:] for t in _SHAPE_LITERALS[shape]]
 _SHAPE_ONLY = {k: _PROGRESS_LEAD + f"(?:{v})" + r"\s*$" for k, v in _SHAPES.items()}
 FAMILIES = ("nccl.transport", "nccl.graph", "nccl.coll", "progress")

@@ -103,6 +103,7 @@ _COLL = lazy_regex.compile(r"(?P<op>\w+): opCount (?P<seq>[0-9a-f]+) sendbuff \S
                    r"datatype (?P<dtype>\d+) op (?P<redop>\d+) root (?P<root>-?\d+) comm (?P<comm>\S+) "
                    r"\[nranks=(?P<nranks>\d+)\]")
 _STEP = lazy_regex.compile(r"(?:[Ss]tep|STEP|iteration)[\s:=\[]+(?P<seq>\d+)|\|\s*(?P<tqdm>\d+)/\d+ \[")
+_EPOCH = lazy_regex.compile(r"[Ee]poch(?:\s+is)?[\s:=\[]+(?P<epoch>\d+)")  # a line with no step counts its epoch
 _TRANSPORT = lazy_regex.compile(r"Channel \d+(?:/\d+)? : (?P<src>\d+)\[[0-9a-f]+\] -> (?P<dst>\d+)\[[0-9a-f]+\] "
                         r"(?:\[(?P<dir>send|receive)\] )?via")
 
@@ -141,8 +142,9 @@ def _said(raw: str, fam: str, hints) -> dict:
             out.update(seq=_number(t["src"]), value=t["dir"])
     elif fam == "progress":
         m = _STEP.search(p.message)
-        if m:
-            out["seq"] = _number(m["seq"] or m["tqdm"])
+        e = None if m else _EPOCH.search(p.message)
+        if m or e:
+            out["seq"] = _number(m["seq"] or m["tqdm"]) if m else _number(e["epoch"])
     return out
 
 

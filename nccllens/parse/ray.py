@@ -21,6 +21,7 @@ FAMILY = "ray"
 PREFILTER = (
     r"Worker exit type: [A-Z_]+|exit type: [A-Z_]+ Worker exit detail"
     r"|killed due to memory pressure \(OOM\)|Memory on the node \(IP: "
+    r"|The node with node id: \w+ and ip: \S+ has been marked dead"
 )
 
 _EXIT = lazy_regex.compile(r"(?:Worker|Owner worker) exit type: (?P<type>[A-Z_]+)(?: Worker exit detail: (?P<detail>.*))?")
@@ -29,6 +30,7 @@ _PID = lazy_regex.compile(r"Worker PID: (?P<pid>\d{1,9})\b")
 _MEMORY = lazy_regex.compile(r"Memory on the node \(IP: (?P<ip>[\w.:-]+)|killed due to memory pressure \(OOM\)")
 # exit details of a process that vanished (killed, crashed) rather than one that raised or was stopped
 _VANISHED = lazy_regex.compile(r"connection error code 2|exits with an exit code None|killed by SIGKILL|SIGSEGV")
+_NODE_DEAD = lazy_regex.compile(r"The node with node id: \w+ and ip: (?P<ip>[\w.:-]+?),? has been marked dead")
 _NODE = lazy_regex.compile(r"node has crashed|node (?:was|is) (?:dead|terminated|removed)|The node .* died")
 DETAIL_CHARS = 200
 
@@ -45,6 +47,9 @@ def _event_for(body: str) -> dict | None:
         if pid:
             event["pid"] = int(pid["pid"])
         return event
+    m = _NODE_DEAD.search(body)
+    if m:
+        return {"kind": "ray.node_dead", "level": "error", "peer": m["ip"]}
     m = _MEMORY.search(body)
     if m:
         return {"kind": "ray.memory_kill", "level": "error", "peer": m["ip"]}
