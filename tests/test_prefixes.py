@@ -29,6 +29,9 @@ CASES = [
      "RuntimeError: boom", "train-worker-1", 5, None),
     # synthetic: pdsh "host: " prefix
     ("gpu-node-03: [rank2]: Traceback (most recent call last):", "Traceback", "gpu-node-03", 2, None),
+    # real: https://github.com/aws/aws-k8s-tester/pull/474 (a paste indented as a whole: a code block in a list)
+    ("        [1,10]<stderr>:libfabric:22:1725400706::efa:domain:efa_domain_hmem_info_init_cuda():169<warn> Failed to "
+     "register CUDA buffer with the EFA device", "libfabric:22:", None, 10, None),
 ]
 
 
@@ -47,6 +50,9 @@ def test_prefixes_are_stripped_and_attributed(raw, starts, host, rank, local_ran
     # real: shared/reference/dmesg_xid.md §2.3 (kernel device names are not pdsh host prefixes)
     "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 20034, Fatal, Link 30 LTSSM Fault Up",
     "ib0: Lost carrier",
+    # real: https://github.com/aws/aws-k8s-tester/pull/474 (indented, but no prefix after the indent: kept whole)
+    "    mpi_test.go:137: GPU Direct RDMA is not utilized for inter-node communication in NCCL tests on instances "
+    "that support GDRDMA: p5.48xlarge",
     # real: https://github.com/ZwwWayne/K-Net/issues/30 (the slurm family reads slurmstepd's own host)
     "slurmstepd-gpu20-15: error: *** STEP 9411285.0 ON gpu20-15 CANCELLED AT 2022-05-17T17:58:10 ***",
 ])

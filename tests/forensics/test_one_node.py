@@ -82,3 +82,14 @@ def test_a_net_plugin_loaded_on_one_host_and_missing_on_the_other_is_a_configura
     report = nccllens.analyze(str(PUBLIC / "nccltests_2node_h100_hang_hpcx_net_plugin_only_on_some_nodes"))
     assert report.verdict.category == "config_mismatch"
     assert "HGX-H100-11" in report.findings[0].hosts
+
+
+def test_summarised_nccl_lines_count_as_a_second_host():
+    # https://github.com/aws/aws-k8s-tester/pull/474: mpirun --tag-output from two pods; rank 10's libfabric
+    # warning states no host, and the file's NCCL lines name two (worker-1 only in transport lines)
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "k8s_mpijob_p5_bad_ami_efa_gdr_fail_nccl_socket_fallback"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert (top.rule, top.category, top.ranks) == ("NL-IB-017", "ib_fallback", [10])
+    assert "multi-node-nccl-test-worker-0" not in top.hosts

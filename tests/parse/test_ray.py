@@ -55,3 +55,25 @@ def test_the_whole_pipeline_blames_the_node_ray_names(tmp_path):
     (tmp_path / "case-001" / "driver.log").write_text(DIED + "\n", encoding="utf-8")
     top = nccllens.analyze(str(tmp_path / "case-001")).findings[0]
     assert (top.rule, top.category, list(top.hosts)) == ("NL-JOB-043", "host_oom", ["100.97.252.234"])
+
+
+# https://github.com/ray-project/ray/issues/22349 (Ray Train fault-tolerance test: the reporter terminated a node)
+NODE_DEAD = ("2022-02-15 16:53:52,096\tWARNING worker.py:1462 -- The node with node id: "
+             "8f205b12643d25d8c1ce57c45527a6c912f3479765096718ad2bf0d3 and ip: 10.128.0.103 has been marked dead because "
+             "the detector has missed too many heartbeats from it. This can happen when a raylet crashes unexpectedly "
+             "or has lagging heartbeats.")
+
+
+def test_a_node_marked_dead_names_its_ip():
+    (event,) = _events(NODE_DEAD)
+    assert event["kind"] == "ray.node_dead" and event["peer"] == "10.128.0.103"
+
+
+def test_a_lost_node_is_the_culprit_not_the_driver_that_printed_it(tmp_path):
+    import nccllens
+
+    # the driver's console: both workers' progress, then Ray gives up on one node
+    (tmp_path / "driver.log").write_text(
+        "(BaseWorkerMixin pid=5172, ip=10.128.0.32) loss: 1.813242  [ 6400/30000]\n" + NODE_DEAD + "\n")
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert (top.rule, top.category, top.hosts) == ("NL-JOB-044", "peer_exited", ["10.128.0.103"])
