@@ -56,6 +56,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     findings += run_all(table, lang, job, ranks, summaries=summaries, ws=ws)
     findings += _ends_connecting(table, lang)
     findings += _unclaimed(table, hits, findings, lang)
+    findings += _rank0_suspect(findings, table, job, lang)
     from nccllens.analyses.shutdown import quiet_after_finish, recovered_by_restart
 
     findings = _selected(findings, select, ignore)
@@ -97,6 +98,13 @@ def _ends_connecting(table, lang):
     from nccllens.analyses.last_words import ends_connecting
 
     return ends_connecting(table, lang) if table.height else []
+
+
+def _rank0_suspect(findings, table, job, lang):
+    """Timeouts that no cause explains, reported by ranks other than 0: rank 0 is the first suspect."""
+    from nccllens.analyses.rank0_quiet import rank0_not_waiting
+
+    return rank0_not_waiting(findings, table, {int(r): h for r, h in job.rank_hosts.items()}, lang)
 
 
 def _unclaimed(table, hits, findings, lang):

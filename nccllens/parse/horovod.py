@@ -27,11 +27,13 @@ from nccllens.parse.torch_patterns import ranks_list
 
 FAMILY = "horovod"
 
+# horovodrun --prefix-output-with-timestamp puts time.asctime() before its tag: "Fri Oct 23 17:16:00 2020[0]<stderr>:"
+_ASCTIME = r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?"
 PREFILTER = (r"\[missing ranks: [\d, ]+\]|waiting for remainder of ranks for more than \d+ seconds"
-             r"|^(?:\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:)?Missing ranks:\s*$"
-             r"|^(?:\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:)?Stalled ranks:\s*$")  # whole words: "ranks:" alone is in every log
+             r"|^(?:" + _ASCTIME + r"\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:)?Missing ranks:\s*$"
+             r"|^(?:" + _ASCTIME + r"\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:)?Stalled ranks:\s*$")  # whole words: "ranks:" alone is in every log
 
-_TAG = lazy_regex.compile(r"\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:")  # mpirun --tag-output, horovodrun
+_TAG = lazy_regex.compile(_ASCTIME + r"\[\d+(?:,\d+)?\]<(?:stdout|stderr)>:")  # mpirun --tag-output, horovodrun
 _MISSING = lazy_regex.compile(r"(?P<key>[^\s\]]*)\s*\[missing ranks: (?P<ranks>\d+(?:,\s*\d+)*)\]")
 _HEAD = lazy_regex.compile(r"waiting for remainder of ranks for more than (?P<s>\d+) seconds")
 _TS = lazy_regex.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): [WEI] ")
@@ -50,16 +52,24 @@ def _time(body: str) -> dict:
 
 
 def _listed_ranks(line: Line, ctx: FileContext) -> tuple[list[str], str | None]:
-    """The ranks of the ``<rank>: [<tensors>]`` lines after a ``Missing ranks:`` line (≥ 0.20)."""
-    nums: list[str] = []
-    key = None
+    """The ranks of the ``<rank>: [<tensors>]`` lines after a ``Missing ranks:`` line (≥ 0.20). When the
+    listed ranks miss different tensors, each side submitted one the other did not: the ranks went down
+    different paths, and the smaller side (its tensors) is the one that differs."""
+    listed: list[tuple[str, str]] = []
     for nxt in ctx.lines_after(line, 16):
         m = _RANK_LINE.match(_TAG.sub("", nxt.raw))
         if not m:
             break
-        nums.append(m["rank"])
-        key = key or m["key"].split(",")[0].strip() or None
-    return nums, key
+        listed.append((m["rank"], m["key"].strip()))
+    sides: dict[str, list[str]] = {}
+    for rank, tensors in listed:
+        sides.setdefault(tensors, []).append(rank)
+    if len(sides) > 1:
+        small = sorted(sides.values(), key=len)
+        if len(small[0]) < len(small[1]):
+            listed = [(r, t) for r, t in listed if r in small[0]]
+    key = next((t.split(",")[0].strip() for _, t in listed if t.split(",")[0].strip()), None)
+    return [r for r, _ in listed], key
 
 
 def _not_ready(body: str) -> tuple[list[int], str | None]:

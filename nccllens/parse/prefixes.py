@@ -99,6 +99,9 @@ SHAPES: tuple[Shape, ...] = (
     Shape("mpi", lazy_regex.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
     # horovodrun with its Gloo controller: [rank]<stream>:
     Shape("horovod", lazy_regex.compile(r"\[(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
+    # horovodrun --prefix-output-with-timestamp: time.asctime() before the tag, "Fri Oct 23 17:16:00 2020[0]<stderr>:"
+    Shape("horovod_ts", lazy_regex.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}"
+                                   r"\[(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?")),
     # Ray actors and tasks: (RayTrainWorker pid=123, ip=10.0.0.1), (MegatronPolicyWorker[rank=31] pid=..),
     # (pid=7); vLLM: (VllmWorker rank=0 pid=..), (VllmWorkerProcess pid=..), (VllmWorker TP1 pid=..)
     Shape("ray", lazy_regex.compile(r"\((?:(?P<actor>[\w.]+(?: TP\d+)?)(?:\[rank=(?P<rank>\d+)\]| rank=(?P<rank2>\d+))? )?"
@@ -125,10 +128,11 @@ SHAPES: tuple[Shape, ...] = (
 _BY_NAME = {s.name: s for s in SHAPES}
 _ROLES = ("rank", "local_rank", "host", "host2", "host3", "pid", "ts")
 
-# how any shape can start (a digit, a bracket, a parenthesis, blank, "Rank N", a prompt, or a host
-# name and ": "): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left
+# how any shape can start (a digit, a bracket, a parenthesis, blank, "Rank N", a prompt, a host
+# name and ": ", or an asctime stamp): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left
 # as is after one test instead of one per shape
-_MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: ")
+_MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: "
+                                r"|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:")
 GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ])")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
 GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
