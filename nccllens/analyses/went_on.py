@@ -53,7 +53,9 @@ def quiet_went_on(findings: list[Finding], events: pl.DataFrame, status: list[Ra
     if any(s.exit_code not in (None, 0) for s in status):
         return
     kind = pl.col("kind").cast(pl.String)
-    progress = events.filter(kind.is_in(PROGRESS)).select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64),
+    # a bar at 0 is one drawn as a loop starts or closes (tqdm redraws it when an exception unwinds): no progress
+    started = ~((kind == "progress.bar") & (pl.col("seq").fill_null(0) == 0))
+    progress = events.filter(kind.is_in(PROGRESS) & started).select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64),
                                                            pl.col("rank").cast(pl.Int64), pl.col("host").cast(pl.String))
     if summaries is not None and summaries.height:
         progress = pl.concat([progress, _summary_points(summaries)])

@@ -225,7 +225,8 @@ def dataloader_facts(texts: Iterable[str]) -> dict:
 
 # the old launchers (torch.distributed.launch ≤ 1.8, other subprocess-based ones) raise CalledProcessError for
 # a worker that failed: "Command '[..., '--local_rank=1', ...]' died with <Signals.SIGKILL: 9>." /
-# "... returned non-zero exit status 1."
+# "... returned non-zero exit status 1." The command is the last one the launcher spawned (a loop variable), not
+# the failed worker's: its --local_rank names the failed worker only when it is 0 (one worker).
 _CALLED = lazy_regex.compile(r"CalledProcessError: Command .*?(?:died with <Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>"
                      r"|returned non-zero exit status (?P<code>-?\d+))")
 _LOCAL_RANK_ARG = lazy_regex.compile(r"'--local[_-]rank[= ](?P<n>\d{1,5})'")
@@ -238,8 +239,8 @@ def launched_process_facts(message: str | None) -> dict:
         return {}
     facts: dict = {"signal": m["sig"]} if m["sig"] else {"exit_code": int(m["code"])}
     arg = _LOCAL_RANK_ARG.search(message or "")
-    if arg:
-        facts["local_rank"] = int(arg["n"])
+    if arg and arg["n"] == "0":
+        facts["local_rank"] = 0
     return facts
 
 

@@ -48,7 +48,7 @@ FLAT_ROW = lazy_regex.compile(
 _SENDING = lazy_regex.compile(rf"Sending process (?P<pid>\d+) closing signal (?P<sig>{_SIG})")
 _CLOSING = lazy_regex.compile(rf"Closing process (?P<pid>\d+) via signal (?P<sig>{_SIG})")
 _FORCED = lazy_regex.compile(rf"Unable to shutdown process (?P<pid>\d+) via (?P<sig>{_SIG}), forcefully exiting via (?P<kill>{_SIG})")
-_DEATH = lazy_regex.compile(rf"Received (?P<sig>{_SIG}) death signal, shutting down workers")
+_DEATH = lazy_regex.compile(rf"Received (?P<sig>\d+|{_SIG}) death signal, shutting down workers")  # 15, SIGTERM, Signals.SIGTERM
 _GOT_TERM = lazy_regex.compile(rf"Got termination signal: (?P<sig>{_SIG})")
 _SIGNAL_EXC = lazy_regex.compile(r"(?:SignalException: )?Process (?P<pid>\d+) got signal: (?P<sig>\S+)")
 _NPROC = lazy_regex.compile(r"Using nproc_per_node=(?P<value>[^\s.]+(?:\.\d+)?)\.?\s*$")
@@ -84,10 +84,12 @@ def _worker_failed(body: str) -> dict | None:
     }
 
 
-# DeepSpeed's launcher (launch.py sigkill_handler) reports a worker's exit with the worker's command line,
-# which holds its local rank: "[..., 'main.py', '--local_rank=0', ...] exits with return code = -9"
+# DeepSpeed's launcher (launch.py sigkill_handler) reports the first non-zero exit code among its workers with a
+# command line: "[..., 'main.py', '--local_rank=1', ...] exits with return code = -9". That command is the
+# last one the launcher spawned (a loop variable), not the failed worker's: its --local_rank names the failed
+# worker only when it is 0 (the launcher ran one worker).
 _LAUNCHER_EXIT = lazy_regex.compile(r"\bexits with return code = (?P<code>-?\d+)")
-_LOCAL_RANK_ARG = lazy_regex.compile(r"'--local[_-]rank[= ](?P<lr>\d{1,5})'")
+_ONLY_WORKER_ARG = lazy_regex.compile(r"'--local[_-]rank[= ]0'")
 
 
 def _launcher_exit(body: str) -> dict | None:
@@ -97,9 +99,8 @@ def _launcher_exit(body: str) -> dict | None:
     code = int(m["code"])
     event = {"kind": "torchrun.worker_failed", "level": "error", "exit_code": code, "signal": signal_for_exit(code),
              "key": "deepspeed"}
-    arg = _LOCAL_RANK_ARG.search(body)
-    if arg:
-        event["local_rank"] = int(arg["lr"])
+    if _ONLY_WORKER_ARG.search(body):
+        event["local_rank"] = 0
     return event
 
 

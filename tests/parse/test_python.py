@@ -253,15 +253,27 @@ def test_parse_never_raises(text):
         assert e["kind"] in ("python.traceback", "python.exception")
 
 
-def test_an_old_launchers_called_process_error_names_the_workers_signal_and_local_rank():
-    # real: https://github.com/open-mmlab/mmsegmentation/issues/189 (torch.distributed.launch, torch 1.x)
+def test_an_old_launchers_called_process_error_names_the_workers_signal_not_the_last_spawned_rank():
+    # real: https://github.com/open-mmlab/mmsegmentation/issues/189 (torch.distributed.launch, torch 1.x, 2 GPUs):
+    # the command is the last one the launcher spawned, so --local_rank=1 does not say which worker died
     from nccllens.parse.python import launched_process_facts
 
     line = ("subprocess.CalledProcessError: Command '['/opt/conda/bin/python', '-u', './tools/train.py', "
             "'--local_rank=1', 'configs/deeplabv3plus/deeplabv3plus_r50-d8_512x512_40k_deepfashon2.py', '--launcher', "
             "'pytorch']' died with <Signals.SIGKILL: 9>.")
-    assert launched_process_facts(line) == {"signal": "SIGKILL", "local_rank": 1}
+    assert launched_process_facts(line) == {"signal": "SIGKILL"}
     assert launched_process_facts("KeyError: 'labels'") == {}
+
+
+def test_a_deepspeed_launcher_exit_names_local_rank_0_only_when_it_ran_one_worker():
+    from nccllens.parse.torchrun_agent import match_agent_line
+
+    # real: https://github.com/EleutherAI/gpt-neox/issues/940 (2 workers; the command shown is the second's)
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "gptneox_docker_2gpu_deepspeed_launcher_rc_minus7_sigbus"
+    line = (case / "deepspeed_launcher.log").read_text().splitlines()[3]
+    body = line.split("] ", 1)[1]  # after the launcher's own log header
+    event = match_agent_line(body)
+    assert (event["kind"], event["signal"], event.get("local_rank")) == ("torchrun.worker_failed", "SIGBUS", None)
 
 
 def test_a_bare_exception_line_is_an_exception_event():
