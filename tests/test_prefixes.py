@@ -29,6 +29,8 @@ CASES = [
      "RuntimeError: boom", "train-worker-1", 5, None),
     # synthetic: pdsh "host: " prefix
     ("gpu-node-03: [rank2]: Traceback (most recent call last):", "Traceback", "gpu-node-03", 2, None),
+    # real: https://github.com/ArjunaCluster/ArjunaUsers/issues/52 (a conda env, blanks before the prompt's "$")
+    ("(abnn) mingzeya@c002:~/CGCNN_project/AbNN_benchmark/hform/case1    $ ", "", "c002", None, None),
     # real: https://github.com/aws/aws-k8s-tester/pull/474 (a paste indented as a whole: a code block in a list)
     ("        [1,10]<stderr>:libfabric:22:1725400706::efa:domain:efa_domain_hmem_info_init_cuda():169<warn> Failed to "
      "register CUDA buffer with the EFA device", "libfabric:22:", None, 10, None),
@@ -58,6 +60,13 @@ def test_prefixes_are_stripped_and_attributed(raw, starts, host, rank, local_ran
 ])
 def test_message_text_is_not_mistaken_for_a_prefix(raw):
     assert strip(raw).message == raw
+
+
+def test_a_tagged_line_glued_after_a_bar_is_split():
+    # real: https://github.com/deepspeedai/DeepSpeed/issues/294 (mpirun --tag-output; tqdm redraws without a newline)
+    raw = "Iteration:  31%|███▏      | 491/1559 [04:35<07:28,  2.38it/s][1,290]<stderr>:!!!! kernel execution error."
+    assert split_glued(raw) == ["Iteration:  31%|███▏      | 491/1559 [04:35<07:28,  2.38it/s]",
+                                "[1,290]<stderr>:!!!! kernel execution error."]
 
 
 def test_two_ranks_glued_on_one_line_are_split():

@@ -117,7 +117,7 @@ SHAPES: tuple[Shape, ...] = (
     # srun --label pads the task id: "%*d: "
     Shape("srun", lazy_regex.compile(r"\s*(?P<rank>\d{1,6}): ")),
     # a shell prompt names the host: user@host:~/dir$ (bash), [user@host dir]# (RHEL), user@host ~ % (zsh)
-    Shape("prompt", lazy_regex.compile(r"(?:\([\w.-]+\) )?(?:[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*):[~/][^\s$#]*[#$]"
+    Shape("prompt", lazy_regex.compile(r"(?:\([\w.-]+\) )?(?:[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*):[~/][^\s$#]*\s{0,8}[#$]"
                                r"|\[[A-Za-z_][\w.-]*@(?P<host2>[A-Za-z0-9][\w.-]*) [^\]]*\][#$]"
                                r"|[A-Za-z_][\w.-]*@(?P<host3>[A-Za-z0-9][\w.-]*) (?:~|/)[^\s%#$]* [%#]) ")),
     # pdsh / DeepSpeed's launcher: "host: "
@@ -133,7 +133,7 @@ _ROLES = ("rank", "local_rank", "host", "host2", "host3", "pid", "ts")
 # as is after one test instead of one per shape
 _MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: "
                                 r"|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:")
-GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ])")
+GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ]|\[\d+,\d+\]<(?:stdout|stderr)>:)")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
 GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
 # NCCL records that a terminal or a paste ran together: "... to 0. [0] NCCL INFO NCCL_IB_HCA set to ..."
@@ -365,14 +365,15 @@ def _wrap_width(sample: Sequence[str]) -> int | None:
 
 
 def split_glued(raw: str) -> list[str]:
-    """Split lines where two ranks' output was glued together (``...16[rank0]: ...``), a traceback glued
+    """Split lines where two ranks' output was glued together (``...16[rank0]: ...``, a bar then
+    ``[1,290]<stderr>:...`` of mpirun --tag-output), a traceback glued
     after a progress bar, and NCCL records run together on one line (``... [0] NCCL INFO a. [0] NCCL INFO b``)."""
     if "Traceback (most recent call last):" in raw and not raw.lstrip().startswith("Traceback"):
         raw_parts = GLUED_TRACEBACK.split(raw)
         if len(raw_parts) > 1:
             return [q for part in raw_parts if part for q in split_glued(part)]
     parts = [raw]
-    if "[rank" in raw or "[default" in raw:
+    if "[rank" in raw or "[default" in raw or "]<std" in raw:
         parts = [p for p in GLUED.split(raw) if p] or [raw]
     if "NCCL" in raw and raw.count(" NCCL ") > 1:
         parts = [q for p in parts for q in _GLUED_NCCL.split(p) if q]
