@@ -1,7 +1,9 @@
 """Failures that no rule claims still count: each becomes a low-confidence cause.
 
 An error no rule knows (an NCCL return-code chain, a WARN with new text, an uncaught exception of a
-type no rule lists, a native crash report) must never leave the verdict at "no failure". Its category
+type no rule lists, a native crash report) must never leave the verdict at "no failure". An unfamiliar NCCL
+WARN that heads no failing return-code chain (NCCL warned, and no call failed after it) is a warning
+symptom: it rules out "no failure" all the same, but names no cause. Its category
 comes from the structured fields the parsers filled, never from a list of message texts: the NCCL
 result code, the signal, the exception type, the errno-like words of a socket error.
 """
@@ -173,14 +175,43 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
               for (category,), group in rows.group_by("_category")]
     # the category whose first line came first leads (a stated time before none; then file and line order)
     groups.sort(key=lambda item: _first_key(item[1].row(0, named=True), str(item[0])))
+    failed_heads = chain_heads(events)
     for category, group in groups:
         first = group.row(0, named=True)
         ranks = group["rank"].drop_nulls().unique().to_list()
         hosts = group["host"].drop_nulls().cast(pl.String).unique().to_list()
-        out.append(make_finding(FALLBACK, lang, group.drop("_category"), ranks=ranks, hosts=hosts,
-                                category=category, confidence=CONFIDENCE, what=_what(first),
-                                where=_where(ranks, hosts, first, lang), basis=_basis(first, lang)))
+        finding = make_finding(FALLBACK, lang, group.drop("_category"), ranks=ranks, hosts=hosts,
+                               category=category, confidence=CONFIDENCE, what=_what(first),
+                               where=_where(ranks, hosts, first, lang), basis=_basis(first, lang))
+        if _lone_warns(group, failed_heads):  # NCCL warned and no call failed after it: a sign, not the cause
+            finding.severity, finding.role = "warning", "symptom"
+        out.append(finding)
     return out
+
+
+def chain_heads(events: pl.DataFrame) -> pl.DataFrame:
+    """``(file, line)`` of the NCCL WARNs that head a failing return-code chain (``-> 1`` .. ``-> 6`` within a
+    few lines after the WARN, from the same process): the WARN of a call that failed."""
+    nccl = events.filter(pl.col("kind").is_in(["nccl.warn", "nccl.backtrace"]))
+    if not nccl.height:
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.Int64})
+    rows = (nccl.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64), "pid",
+                        pl.col("kind").cast(pl.String), "error_code").sort(["file", "line"]))
+    gap = pl.col("line") - pl.col("line").shift(1).over(["file", "pid"])
+    starts = (pl.col("kind") == "nccl.warn") | gap.is_null() | (gap > CHAIN_GAP)
+    chains = rows.with_columns(starts.cum_sum().over(["file", "pid"]).alias("_chain"))
+    failing = (pl.col("kind") == "nccl.backtrace") & pl.col("error_code").is_between(1, 6)
+    heads = chains.group_by(["file", "pid", "_chain"]).agg(
+        pl.col("line").filter(pl.col("kind") == "nccl.warn").first().alias("line"), failing.any().alias("failed"))
+    return heads.filter(pl.col("failed") & pl.col("line").is_not_null()).select("file", "line")
+
+
+def _lone_warns(group: pl.DataFrame, failed_heads: pl.DataFrame) -> bool:
+    """Every line of ``group`` an NCCL WARN that heads no failing return-code chain."""
+    if not (group["kind"].cast(pl.String) == "nccl.warn").all():
+        return False
+    keys = group.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64))
+    return not keys.join(failed_heads, on=["file", "line"], how="semi").height
 
 
 def _first_key(row: dict, category: str) -> tuple:

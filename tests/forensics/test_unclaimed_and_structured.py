@@ -177,3 +177,16 @@ def test_a_rank_whose_own_timeout_is_an_earlier_collective_never_reached_the_oth
     report = analyze(tmp_path, (case / "console.log").read_text(encoding="utf-8"), name="console.log")
     top = report.findings[0]
     assert (report.verdict.category, top.rule, top.ranks) == ("rank_divergence", "AN-COLLECTIVE-ABSENT", [1])
+
+
+def test_an_unfamiliar_nccl_warn_that_no_failure_follows_is_a_symptom_not_the_verdict():
+    # https://github.com/google/nccl-fastsocket/issues/4: a 2-node job that ran while the fastsocket plugin warned
+    from pathlib import Path
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "healthy_gcp_fastsocket_plugin_cannot_get_incoming_cpu_retry_warns"
+    report = nccllens.analyze(str(case))
+    warned = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+    assert warned and all((f.severity, f.role) == ("warning", "symptom") for f in warned)
+    assert report.verdict.category in ("none", "unknown") and report.verdict.finding is None
