@@ -33,7 +33,8 @@ def _w(key: str, lang: str) -> str:
 
 def _condition(column: str, cond) -> str:
     if isinstance(cond, dict):
-        return ", ".join(f"{column} {_OPS.get(op, op)} {v}" for op, v in cond.items())
+        return ", ".join(f"{column} not in {', '.join(str(x) for x in v)}" if op == "not_in"
+                         else f"{column} {_OPS.get(op, op)} {v}" for op, v in cond.items())
     if isinstance(cond, list):
         return f"{column} in {', '.join(str(v) for v in cond)}"
     return f"{column} = {cond}"

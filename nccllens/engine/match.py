@@ -28,6 +28,7 @@ _OPS = {
     "gt": lambda c, v: c > v,
     "ge": lambda c, v: c >= v,
     "ne": lambda c, v: c != v,
+    "not_in": lambda c, v: ~c.is_in(list(v)),
 }
 EARLIEST_FIRST = {"nulls_last": True, "maintain_order": True}  # with events.earliest_first()
 SMALL_TABLE = 128  # events: up to this many, the literal gates of the rule groups are searched in Python

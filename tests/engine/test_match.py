@@ -41,6 +41,8 @@ def test_where_lists_and_comparisons_ignore_nulls():
         "TEST-X-001": [1]}
     assert fired([rule(kinds=["torchrun.worker_failed"], where={"exit_code": {"ne": 1}})], events) == {
         "TEST-X-001": [1]}
+    assert fired([rule(kinds=["torchrun.worker_failed"], where={"exit_code": {"not_in": [1, 0]}})], events) == {
+        "TEST-X-001": [1]}
 
 
 def test_no_event_no_hit_and_empty_table():

@@ -190,3 +190,15 @@ def test_an_unfamiliar_nccl_warn_that_no_failure_follows_is_a_symptom_not_the_ve
     warned = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
     assert warned and all((f.severity, f.role) == ("warning", "symptom") for f in warned)
     assert report.verdict.category in ("none", "unknown") and report.verdict.finding is None
+
+
+def test_an_unknown_xid_next_to_a_known_one_still_counts():
+    # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/942: Xid 62 (no specific rule) before Xid 45 (NL-GPU-013)
+    from pathlib import Path
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "vllm_8xa100_nvswitch_sxid24007_xid62_then_xid45_worker"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert (top.rule, top.category, top.hosts) == ("NL-GPU-020", "gpu_hardware", ["192.168.11.119"])
+    assert "62" in top.evidence[0].text
