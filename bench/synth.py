@@ -46,6 +46,8 @@ class Job:
         rnd = random.Random(seed)
         self.bad_host = rnd.randrange(1, hosts) if hosts > 1 else 0
         self.bad_rank = self.bad_host * self.local + rnd.randrange(self.local)
+        if fault == "divergence" and ranks == 2:  # two ranks: rank 0 on a code path of its own, as in real jobs
+            self.bad_host, self.bad_rank = 0, 0
         # enough collectives before the fault for each rank's NCCL log to reach its share of the bytes
         self.fail_seq = max(4000, per_rank_bytes // 180 + 10)
         self.t_fault = T0 + timedelta(minutes=30)
@@ -69,9 +71,9 @@ class Job:
         # when they are a small part of the job; when they are more than a quarter of it (2 nodes),
         # missing logs are likelier than a culprit, and nobody is blamed (analyses.collectives)
         missing = "unknown" if len(node) > max(1, NEVER_SEEN_SHARE * self.n) else "rank_divergence"
-        # two ranks stuck in different collectives: no majority tells which one diverged
-        everyone = (list(range(self.n)), sorted({self.host(r // self.local) for r in range(self.n)}))
-        odd = ([bad_rank], [bad_host]) if self.n > 2 else everyone
+        # two ranks stuck in different collectives: no majority; rank 0 alone on its side is named
+        # (analyses.common.rank0_on_tie), and the two-rank job puts the divergent code path on rank 0
+        odd = ([bad_rank], [bad_host])
         return {
             "xid79": ("gpu_hardware", [bad_rank], [bad_host]),
             "gpu_oom": ("gpu_oom", [bad_rank], [bad_host]),

@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import NONE, NOT_STATED, UNNAMED_OP, hosts_of, majority, make_finding, rank_list
+from nccllens.analyses.common import (
+    NONE,
+    NOT_STATED,
+    UNNAMED_OP,
+    hosts_of,
+    majority,
+    make_finding,
+    others_op,
+    rank0_on_tie,
+    rank_list,
+)
 from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
@@ -101,10 +111,10 @@ def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -
         top, odd = majority(ops)
         if not odd or len(set(ops.values())) < 2:
             continue
-        ranks = odd if top is not None else sorted(ops)
+        ranks = odd if top is not None else rank0_on_tie(ops)
         out.append(make_finding(
             "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), seq=seq, pg=pgk,
-            op=top or UNNAMED_OP, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]),
+            op=top or others_op(ops, ranks), ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]),
             confidence=0.8 if top is not None else 0.5))
     return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import UNNAMED_OP, hosts_of, majority, make_finding
+from nccllens.analyses.common import hosts_of, majority, make_finding, others_op, rank0_on_tie
 from nccllens.analyses.reads import reads
 from nccllens.events import earliest_first
 from nccllens.report.model import Finding
@@ -40,10 +40,10 @@ def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
         top, odd = majority(ops)
         if len(set(ops.values())) < 2:
             continue
-        ranks = odd if top is not None else sorted(ops)
+        ranks = odd if top is not None else rank0_on_tie(ops)
         out.append(make_finding(
             "AN-FINGERPRINT-MISMATCH", lang, group.filter(pl.col("rank").is_in(ranks)), ranks=ranks,
-            hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or UNNAMED_OP,
+            hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or others_op(ops, ranks),
             odd_op=", ".join(sorted({ops[r] for r in ranks})), confidence=0.9 if top is not None else 0.55))
     return out
 

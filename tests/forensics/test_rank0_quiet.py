@@ -26,3 +26,12 @@ def test_rank_0_among_the_waiting_ranks_names_no_suspect(tmp_path):
         "milliseconds before timing out.\n")
     report = nccllens.analyze(str(tmp_path))
     assert not [f for f in report.findings if f.rule == "AN-RANK0-NOT-WAITING"]
+
+
+def test_a_one_to_one_op_mismatch_names_rank_0_the_side_that_went_its_own_way():
+    # https://github.com/speechbrain/speechbrain/issues/2401: rank 0 broadcast a checkpoint decision while rank 1 ran its
+    # all-reduce at the same sequence number (TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprints, two ranks)
+    report = nccllens.analyze(str(PUBLIC / "speechbrain_rank0_ckpt_broadcast_vs_allreduce"))
+    top = report.findings[0]
+    assert (top.rule, top.category, top.ranks) == ("AN-FINGERPRINT-MISMATCH", "rank_divergence", [0])
+    assert "ALLREDUCE" in top.title and "BROADCAST" in top.title
