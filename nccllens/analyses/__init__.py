@@ -61,6 +61,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         first_failure,
         flight_dumps,
         inner_error,
+        ipoib_sockets,
         main_first,
         masked_exit,
         missing,
@@ -116,5 +117,6 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
             (opcounts.divergence, lambda: (summaries, events, hosts, lang)),
             (progress.stopped_first, lambda: (summaries, events, hosts, lang)),
             (progress.socket_fallback, lambda: (summaries, events, lang)),
+            (ipoib_sockets.sockets_beside_ipoib, lambda: (summaries, events, lang)),
         ]
     return out

@@ -206,9 +206,14 @@ def chain_heads(events: pl.DataFrame) -> pl.DataFrame:
     return heads.filter(pl.col("failed") & pl.col("line").is_not_null()).select("file", "line")
 
 
+FAILURE_WORDS = r"(?i)\berror\b|\bfail"  # a WARN that says it failed is a failure even without its chain (a cut paste)
+
+
 def _lone_warns(group: pl.DataFrame, failed_heads: pl.DataFrame) -> bool:
-    """Every line of ``group`` an NCCL WARN that heads no failing return-code chain."""
+    """Every line of ``group`` an NCCL WARN that heads no failing return-code chain and says no error."""
     if not (group["kind"].cast(pl.String) == "nccl.warn").all():
+        return False
+    if group["message"].cast(pl.String).fill_null("").str.contains(FAILURE_WORDS).any():
         return False
     keys = group.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64))
     return not keys.join(failed_heads, on=["file", "line"], how="semi").height

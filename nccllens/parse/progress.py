@@ -22,7 +22,7 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
 - ``progress.finished``: the job says it finished (DeepSpeed's ``Process 123 exits successfully.``, HF's
   ``Training completed. ``, Lightning's ```Trainer.fit` stopped: ``).
 - ``progress.bench_start`` / ``progress.bench_table`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests'
-  ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
+  ``# nThread 1 nGpus 2 minBytes …`` banner (its ``#`` often lost in a paste) and ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
 - ``progress.bench_failure`` (level error): the failed call nccl-tests stops at (``host: Test CUDA failure
   common.cu:941 'system not yet initialized'``): ``host``, ``key`` = CUDA or NCCL, ``value`` = the error text.
@@ -44,7 +44,7 @@ from nccllens.parse.base import FileContext, Line, event_for
 FAMILY = "progress"
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
-             r"|[#>] Using devices|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
+             r"|[#>] Using devices|n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
              r"|^\s+Rank\s+\d+\s+uses device\s+\d+\s+\["
              r"|Test (?:CUDA|NCCL) failure \S+:\d+ '"
              r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
@@ -61,7 +61,7 @@ FINISHED = lazy_regex.compile(r"Process (?P<pid>\d+) exits successfully|Training
 # work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
 COUNT = lazy_regex.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
-BENCH = lazy_regex.compile(r"^[#>] (?P<start>Using devices)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
+BENCH = lazy_regex.compile(r"^[#>] (?P<start>Using devices)|(?:^|[#>] )(?P<banner>n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
                    r"|^[#>]\s+(?P<table>out-of-place)\s+in-place"
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
@@ -152,7 +152,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             continue
         bench = BENCH.search(text)
         if bench:
-            kind = ("progress.bench_start" if bench["start"] else "progress.bench_done" if bench["done"]
+            kind = ("progress.bench_start" if bench["start"] or bench["banner"] else "progress.bench_done" if bench["done"]
                     else "progress.bench_table" if bench["table"] else "progress.bench_row")
             yield event_for(line, kind, level="debug", message=text.strip()[:300],
                             seq=int(bench["size"]) if bench["size"] else None)

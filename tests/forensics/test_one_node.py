@@ -93,3 +93,16 @@ def test_summarised_nccl_lines_count_as_a_second_host():
     top = nccllens.analyze(str(case)).findings[0]
     assert (top.rule, top.category, top.ranks) == ("NL-IB-017", "ib_fallback", [10])
     assert "multi-node-nccl-test-worker-0" not in top.hosts
+
+
+def test_inter_node_socket_channels_beside_an_ipoib_interface_are_an_ib_fallback():
+    # https://github.com/NVIDIA/nccl/issues/952: a Docker run, bootstrap on ibp12s0 (IPoIB), no IB device in
+    # the container, channels to the other node via NET/Socket, then a socket connect fails
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "megatron_docker_no_ib_device_ibext_socket_connect_fail"
+    report = nccllens.analyze(str(case))
+    top = report.findings[0]
+    assert (top.rule, top.category) == ("AN-SOCKETS-BESIDE-IPOIB", "ib_fallback")
+    assert "ibp12s0" in top.title
+    assert report.verdict.category == "ib_fallback"

@@ -298,6 +298,14 @@ def test_nccl_tests_column_header_without_a_row_is_the_first_size_hanging_even_w
     assert (top.rule, top.category, top.hosts) == ("AN-FIRST-COLLECTIVE-HANG", "p2p_topology", ["4090-01-R02"])
 
 
+def test_an_nccl_tests_banner_whose_hash_a_paste_lost_still_starts_the_test(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/182: NCCL 2.4 all_reduce_perf on two GPUs of one Ryzen box stops after the
+    # ring is set up; the paste lost the banner's "# n" ("Thread 1 nGpus 2 minBytes 8 ...")
+    log = (PUBLIC / "nccltests_ryzen_2gpu_p2p_direct_stuck_svm_virtualization" / "all_reduce_perf.log").read_text()
+    top = _analyze(tmp_path, {"all_reduce_perf.log": log}).findings[0]
+    assert (top.rule, top.category, top.hosts) == ("AN-FIRST-COLLECTIVE-HANG", "p2p_topology", ["kyoungrok-ryzen"])
+
+
 def test_an_nccl_1x_test_is_one_process_on_one_node_even_without_a_host(tmp_path):
     # https://github.com/NVIDIA/nccl/issues/104: NCCL 1.x's single-process all_reduce_test on 8 M40s stops after
     # its column header ("> out-of-place in-place"); its device lines name no host, one process drives them all
