@@ -68,6 +68,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     _node_wide(findings, job)
     _only_host(findings, job, summaries)
     from nccllens.analyses.one_node import (
+        quiet_fallback_without_rdma,
         quiet_idle_socket_iface,
         quiet_one_node_fallback,
         raise_ipoib_fallback,
@@ -76,6 +77,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     quiet_one_node_fallback(findings, table, job, summaries)  # no RDMA is harmless inside one node
     raise_ipoib_fallback(findings, table, job, summaries)  # ...and a fallback between nodes that have InfiniBand
     quiet_idle_socket_iface(findings, table)  # a socket interface list is idle where NCCL runs over IB
+    quiet_fallback_without_rdma(findings, table)  # no IB device is no fallback where no node shows RDMA
     verdict, ranked = rank_findings(findings, table, job, lang, recovered, harmless=_harmless(hits, table))
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))

@@ -107,3 +107,27 @@ def quiet_idle_socket_iface(findings: list[Finding], events: pl.DataFrame) -> No
         if ib.height and (set(f.hosts) <= ib_hosts if f.hosts else True):
             f.severity, f.role = "info", "context"
             f.confidence = round(min(f.confidence, 0.3), 2)
+
+
+# what shows a node has an RDMA fabric NCCL could use: IB in use elsewhere, an IPoIB interface, a device or plugin
+# name, or the settings that point NCCL at one
+# (an OFI plugin alone is none: images ship it for instances without EFA)
+RDMA_SIGNS = (r"mlx\d_\d|NCCL_IB_HCA|NCCL_NET_GDR|NCCL_IB_DISABLE set by environment to 0|\bibv_|IBext|/dev/infiniband|"
+              r"\befa\b|Selected Provider is efa|GDRDMA|RoCE|NET/IB ?: Using|\bib[a-z]?\d+\b|ibp\d+s\d+|\bp4d\b|\bp5\.|"
+              r"InfiniBand")
+UNEXPECTED = ("NL-IB-008",)  # "NET/IB : No device found": a fallback only where RDMA was there to use
+
+
+def quiet_fallback_without_rdma(findings: list[Finding], events: pl.DataFrame) -> None:
+    """Demote (in place) a missing-IB-device finding when nothing in the logs shows the nodes have RDMA: on an
+    Ethernet cluster "No device found" then sockets is the normal path, not a fallback."""
+    missing = [f for f in findings if f.rule in UNEXPECTED and f.severity in ("warning", "error")]
+    if not missing or not events.height:
+        return
+    text = pl.concat_str([pl.col("message").cast(pl.String).fill_null(""), pl.col("iface").cast(pl.String).fill_null("")],
+                         separator=" ")
+    if events.select(text.str.contains(RDMA_SIGNS).any()).item():
+        return
+    for f in missing:
+        f.severity, f.role = "info", "context"
+        f.confidence = round(min(f.confidence, 0.3), 2)

@@ -106,3 +106,16 @@ def test_inter_node_socket_channels_beside_an_ipoib_interface_are_an_ib_fallback
     assert (top.rule, top.category) == ("AN-SOCKETS-BESIDE-IPOIB", "ib_fallback")
     assert "ibp12s0" in top.title
     assert report.verdict.category == "ib_fallback"
+
+
+def test_no_ib_device_is_no_fallback_where_no_node_shows_rdma():
+    import nccllens
+
+    public = Path(__file__).resolve().parents[2] / "fixtures" / "public"
+    # https://github.com/NVIDIA/nccl/issues/398: two AWS instances without EFA, NCCL over sockets as expected
+    report = nccllens.analyze(str(public / "healthy_aws_p3dn_2node_ofi_only_efa_warn_socket_bw_question"))
+    assert [(f.severity, f.role) for f in report.findings if f.rule == "NL-IB-008"] == [("info", "context")]
+    assert report.verdict.finding is None
+    # https://github.com/pytorch/pytorch/issues/111424: NCCL_IB_DISABLE=0 set on an IB cluster whose container lacked /dev/infiniband
+    report = nccllens.analyze(str(public / "torchrun_slurm_ib_not_mapped_in_container"))
+    assert report.findings[0].rule == "NL-IB-008" and report.findings[0].role == "cause"
