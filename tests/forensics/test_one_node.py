@@ -119,3 +119,13 @@ def test_no_ib_device_is_no_fallback_where_no_node_shows_rdma():
     # https://github.com/pytorch/pytorch/issues/111424: NCCL_IB_DISABLE=0 set on an IB cluster whose container lacked /dev/infiniband
     report = nccllens.analyze(str(public / "torchrun_slurm_ib_not_mapped_in_container"))
     assert report.findings[0].rule == "NL-IB-008" and report.findings[0].role == "cause"
+
+
+def test_a_cause_without_a_host_takes_the_one_host_the_logs_name():
+    # https://github.com/ArjunaCluster/ArjunaUsers/issues/52: slurmstepd's oom-kill line names no host; the
+    # interactive session's prompt (with blanks before its "$") names c002, the only host in the logs
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "slurm_cgcnn_gpu_batch_cgroup_oom_kill_event_killed"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert (top.category, top.hosts) == ("host_oom", ["c002"])

@@ -66,3 +66,11 @@ def test_the_oldest_shape_names_the_gaps_in_the_ready_ranks():
     report = nccllens.analyze(str(ROOT / "fixtures" / "public" / "horovod_32rank_keras_resnet_allreduce_stall_rank16_not_ready"))
     top = report.findings[0]
     assert (report.verdict.category, top.rule, top.ranks) == ("rank_divergence", "NL-HVD-001", [16])
+
+
+def test_ranks_missing_different_tensors_name_the_smaller_side():
+    # https://github.com/deepinsight/insightface/issues/1287 (horovodrun --prefix-output-with-timestamp): rank 0
+    # misses noname.691941, ranks 1-7 miss noname.691943: rank 0 issued two more unnamed all-reduces
+    case = ROOT / "fixtures" / "public" / "insightface_partialfc_horovod_rank0_noname_counter_ahead_stall"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert (top.rule, top.category, top.ranks) == ("NL-HVD-001", "rank_divergence", [0])
