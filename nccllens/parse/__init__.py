@@ -18,7 +18,7 @@ PARSERS: dict[str, tuple[str, ...]] = {  # module → the families of the event 
     "nccl": ("nccl",), "kernel": ("kernel",), "torch": ("torch", "nccl"), "cpp": ("cpp",), "crash": ("cpp",),
     "torchrun": ("torchrun",), "python": ("python",), "slurm": ("slurm",), "k8s": ("k8s",), "ray": ("ray",),
     "frtrace": ("flight", "nccl"), "harness": ("harness",), "progress": ("progress",), "horovod": ("horovod",),
-    "openmpi": ("openmpi",), "lightning": ("lightning",), "stacks": ("stack",),
+    "openmpi": ("openmpi",), "lightning": ("lightning",), "stacks": ("stack",), "p2ptest": ("p2ptest",),
     "loglevel": ("log",),  # offered last: ERROR/CRITICAL lines of loggers no other family knows
 }
 FAMILY_MODULES = tuple(PARSERS)

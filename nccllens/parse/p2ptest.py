@@ -1,0 +1,70 @@
+"""The CUDA sample ``p2pBandwidthLatencyTest`` (family ``p2ptest``): GPU peer-to-peer that works on paper only.
+
+People run this test when collectives between the GPUs of one node hang or crawl, and paste its matrices. Its
+``P2P=Enabled Latency (P2P Writes) Matrix (us)`` has one row per GPU: the diagonal is a GPU writing its own
+memory (a few µs), the other cells a write to a peer. Where peer writes take a hundred times longer than local
+ones and over a millisecond, peer-to-peer is broken (ACS or IOMMU redirection, a PCIe switch that does not
+forward peer traffic), whatever the topology promises.
+
+- ``p2ptest.slow_p2p`` (level error): ``value`` = the median peer latency in µs, ``detail`` = peer against local
+  (``49206.6 us between GPUs, 2.1 us on one GPU``), ``nranks`` = the GPUs in the matrix.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator
+
+from nccllens import lazy_regex
+from nccllens.parse.base import FileContext, Line, event_for
+
+FAMILY = "p2ptest"
+PREFILTER = r"P2P=Enabled Latency (?:\(P2P Writes\) )?Matrix \(us\)"
+
+_HEAD = lazy_regex.compile(PREFILTER)
+_COLUMNS = lazy_regex.compile(r"^\s*(?:GPU|D\\D)(?:\s+\d+)+\s*$")
+_ROW = lazy_regex.compile(r"^\s*(\d{1,3})((?:\s+\d+(?:\.\d+)?)+)\s*$")
+SLOWER = 100  # peer writes this many times slower than local ones
+SLOW_US = 1000.0  # and slower than this
+
+
+def _matrix(line: Line, ctx: FileContext) -> list[list[float]]:
+    rows: list[list[float]] = []
+    for nxt in ctx.lines_after(line, 40):
+        text = nxt.message
+        if not rows and _COLUMNS.match(text):
+            continue
+        m = _ROW.match(text)
+        if not m or int(m[1]) != len(rows):
+            break
+        rows.append([float(v) for v in m[2].split()])
+    return rows
+
+
+def _slow(rows: list[list[float]]) -> tuple[float, float] | None:
+    n = len(rows)
+    if n < 2 or any(len(r) != n for r in rows):
+        return None
+    local = statistics.median(rows[i][i] for i in range(n))
+    peer = statistics.median(rows[i][j] for i in range(n) for j in range(n) if i != j)
+    if peer >= SLOW_US and peer >= SLOWER * max(local, 0.01):
+        return peer, local
+    return None
+
+
+def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
+    for line in lines:
+        if not _HEAD.search(line.message):
+            continue
+        try:
+            rows = _matrix(line, ctx)
+            found = _slow(rows)
+        except (ValueError, OverflowError):
+            continue
+        if found is not None:
+            peer, local = found
+            event = event_for(line, "p2ptest.slow_p2p", level="error", message=line.message.strip()[:300],
+                              value=f"{peer:.0f}", detail=f"{peer:.1f} us between GPUs, {local:.1f} us on one GPU",
+                              nranks=len(rows))
+            event["family"] = FAMILY
+            yield event
