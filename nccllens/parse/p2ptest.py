@@ -12,7 +12,6 @@ forward peer traffic), whatever the topology promises.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterator
 
 from nccllens import lazy_regex
@@ -41,12 +40,19 @@ def _matrix(line: Line, ctx: FileContext) -> list[list[float]]:
     return rows
 
 
+def _median(values: list[float]) -> float:
+    """The median (``statistics`` is not imported at start-up: every run loads the parsers)."""
+    v = sorted(values)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
 def _slow(rows: list[list[float]]) -> tuple[float, float] | None:
     n = len(rows)
     if n < 2 or any(len(r) != n for r in rows):
         return None
-    local = statistics.median(rows[i][i] for i in range(n))
-    peer = statistics.median(rows[i][j] for i in range(n) for j in range(n) if i != j)
+    local = _median([rows[i][i] for i in range(n)])
+    peer = _median([rows[i][j] for i in range(n) for j in range(n) if i != j])
     if peer >= SLOW_US and peer >= SLOWER * max(local, 0.01):
         return peer, local
     return None
