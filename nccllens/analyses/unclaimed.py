@@ -93,23 +93,29 @@ def failure_counts(events: pl.DataFrame) -> tuple[int, int]:
 CHAIN_GAP = 5  # lines between two rows of one NCCL error chain at most
 
 
+def numbered_chains(events: pl.DataFrame) -> pl.DataFrame:
+    """The NCCL WARN and return-code rows (``net.cc:1117 -> 6``), sorted, each numbered by its chain in
+    ``_chain``: a chain is one WARN and the return-code lines after it, each within ``CHAIN_GAP`` lines of the
+    one before in the same process (other threads of the process may print in between)."""
+    nccl = events.filter(pl.col("kind").is_in(["nccl.warn", "nccl.backtrace"]))
+    rows = (nccl.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64), "pid",
+                        pl.col("kind").cast(pl.String), "error_code").sort(["file", "line"]))
+    gap = pl.col("line") - pl.col("line").shift(1).over(["file", "pid"])
+    starts = (pl.col("kind") == "nccl.warn") | gap.is_null() | (gap > CHAIN_GAP)
+    return rows.with_columns(starts.cum_sum().over(["file", "pid"]).alias("_chain"))
+
+
 def chained_to(events: pl.DataFrame, claimed: pl.DataFrame) -> pl.DataFrame:
     """``(file, line)`` of the NCCL return-code chains (``net.cc:1117 -> 6``) that follow a claimed WARN of the
     same process: NCCL prints the WARN, then one ``-> code`` line per frame it unwinds, so the chain is that
     WARN's error, already explained by whatever claimed it."""
-    nccl = events.filter(pl.col("kind").is_in(["nccl.warn", "nccl.backtrace"]))
-    if not nccl.height or not claimed.height:
+    if not claimed.height:
         return claimed.clear()
-    # a chain is one WARN and the return-code lines after it, each within a few lines of the one before
-    # (other threads of the process may print in between)
-    rows = (nccl.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64), "pid",
-                        pl.col("kind").cast(pl.String))
-            .sort(["file", "line"]))
-    gap = pl.col("line") - pl.col("line").shift(1).over(["file", "pid"])
-    starts = (pl.col("kind") == "nccl.warn") | gap.is_null() | (gap > CHAIN_GAP)
-    heads = (rows.with_columns(starts.cum_sum().over(["file", "pid"]).alias("_chain"))
-             .with_columns(pl.when(pl.col("kind").first() == "nccl.warn").then(pl.col("line").first())
-                           .over(["file", "pid", "_chain"]).alias("head")))
+    chains = numbered_chains(events)
+    if not chains.height:
+        return claimed.clear()
+    heads = chains.with_columns(pl.when(pl.col("kind").first() == "nccl.warn").then(pl.col("line").first())
+                                .over(["file", "pid", "_chain"]).alias("head"))
     chains = heads.filter((pl.col("kind") == "nccl.backtrace") & pl.col("head").is_not_null())
     held = chains.join(claimed.unique(), left_on=["file", "head"], right_on=["file", "line"], how="semi")
     return held.select("file", "line")
@@ -192,14 +198,9 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
 def chain_heads(events: pl.DataFrame) -> pl.DataFrame:
     """``(file, line)`` of the NCCL WARNs that head a failing return-code chain (``-> 1`` .. ``-> 6`` within a
     few lines after the WARN, from the same process): the WARN of a call that failed."""
-    nccl = events.filter(pl.col("kind").is_in(["nccl.warn", "nccl.backtrace"]))
-    if not nccl.height:
+    chains = numbered_chains(events)
+    if not chains.height:
         return pl.DataFrame(schema={"file": pl.String, "line": pl.Int64})
-    rows = (nccl.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64), "pid",
-                        pl.col("kind").cast(pl.String), "error_code").sort(["file", "line"]))
-    gap = pl.col("line") - pl.col("line").shift(1).over(["file", "pid"])
-    starts = (pl.col("kind") == "nccl.warn") | gap.is_null() | (gap > CHAIN_GAP)
-    chains = rows.with_columns(starts.cum_sum().over(["file", "pid"]).alias("_chain"))
     failing = (pl.col("kind") == "nccl.backtrace") & pl.col("error_code").is_between(1, 6)
     heads = chains.group_by(["file", "pid", "_chain"]).agg(
         pl.col("line").filter(pl.col("kind") == "nccl.warn").first().alias("line"), failing.any().alias("failed"))
