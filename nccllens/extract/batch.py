@@ -12,7 +12,7 @@ import polars as pl
 from nccllens import events as ev
 from nccllens import summaries as sm
 from nccllens.extract.engine import frame_hits
-from nccllens.extract.source import extract_source_tables, file_end_event
+from nccllens.extract.source import extract_source_tables, file_end_event, summarised_hosts
 from nccllens.ingest.layout import PathHints, hints_for
 from nccllens.ingest.sniff import classify
 from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
@@ -120,10 +120,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         masks = line_masks(everything, rule_pattern) if everything else {}
         files = {k: (sources[i].path, hints_of[i], starts[k] - 1) for k, (i, _, _) in enumerate(batch)}
         summary_rows = describe(partial, "", None, files=files) if partial.height else []
-        summarised_hosts: dict[str, set[str]] = {}  # the hosts each file's summarised NCCL lines name
-        for r in summary_rows:
-            if r.get("host") and str(r.get("family", "")).startswith("nccl."):
-                summarised_hosts.setdefault(r["file"], set()).add(r["host"])
+        named_hosts = summarised_hosts(summary_rows)  # the hosts each file's summarised NCCL lines name
         rows: list[dict] = []
         offset = 0
         for k, lines, hints in per_file:
@@ -146,7 +143,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 line_no, raw = big.row(r1 - 1)[1:3]
                 rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
             count, hosts = regular_of.get(k, (0, set()))
-            fill_path_hints(rows[before:], hints, hosts | summarised_hosts.get(sources[i].path, set()))
+            fill_path_hints(rows[before:], hints, hosts | named_hosts.get(sources[i].path, set()))
             info.events = len(rows) - before + count
             results[i] = (ev.empty(), info, sm.empty())
         if rows or summary_rows or regular.height:  # one table for the batch: a frame per small file costs more

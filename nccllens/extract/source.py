@@ -34,12 +34,13 @@ from nccllens.report.model import InputFile
 from nccllens.structured import STRUCTURED, OverBound, read_structured
 
 
-def summarised_hosts(summary: pl.DataFrame) -> set[str]:
-    """The hosts a file's summarised NCCL lines name (their ``host:pid:tid`` prefix): stated by the log."""
-    if not summary.height:
-        return set()
-    nccl = summary.filter(pl.col("family").cast(pl.String).str.starts_with("nccl."))
-    return {str(h) for h in nccl["host"].drop_nulls().unique().to_list() if h}
+def summarised_hosts(summary_rows: list[dict]) -> dict[str, set[str]]:
+    """Per file, the hosts its summarised NCCL lines name (their ``host:pid:tid`` prefix): stated by the log."""
+    hosts: dict[str, set[str]] = {}
+    for r in summary_rows:
+        if r.get("host") and str(r.get("family") or "").startswith("nccl."):
+            hosts.setdefault(r["file"], set()).add(str(r["host"]))
+    return hosts
 
 
 def file_end_event(path: str, line_no: int, raw: str, hints: PathHints) -> dict:
@@ -85,6 +86,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     regular: list[pl.DataFrame] = []  # events of the regular NCCL lines, parsed as tables (``parse.nccl_frame``)
     dense = empty_partial()  # the dense families' groups so far, folded block by block (``merge``)
     summary = sm.empty()
+    summary_rows: list[dict] = []
     chunks = source.chunks()
     try:
         first, nuls = skip_leading_nuls(next(chunks, b""), chunks)
@@ -129,7 +131,8 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
             last = block_last or last
         if last is not None:
             rows.append(file_end_event(source.path, last[0], last[1], hints))
-        summary = sm.from_rows(describe(dense, source.path, hints))
+        summary_rows = describe(dense, source.path, hints)
+        summary = sm.from_rows(summary_rows)
         if ctx.cut_for_matching:
             stats.note(cut_note(ctx.cut_for_matching))
     except ArchiveLimit as exc:
@@ -142,7 +145,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     info.lines = stats.lines
     info.notes.extend(stats.notes)
     stated = {h for t in regular for h in t["host"].unique().to_list() if h}
-    stated |= summarised_hosts(summary)
+    stated = stated.union(*summarised_hosts(summary_rows).values())  # one file: every host its NCCL lines name
     events = ev.from_rows(fill_path_hints(rows, hints, stated))
     events = collapse(ev.concat([events, *regular]) if regular else events)  # repeated events counted, not stored
     info.events = events.height
