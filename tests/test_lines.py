@@ -72,3 +72,24 @@ def test_a_log_pasted_as_a_quote_reads_without_its_quote_marks():
 def test_a_few_quoted_lines_in_a_log_are_the_logs_own():
     rows, stats = _frame(b"step 1 loss 2.0\n> 0.5 threshold\nstep 2 loss 1.9\nstep 3 loss 1.8\n")
     assert rows[1] == (2, "> 0.5 threshold") and not stats.notes
+
+
+def test_source_file_names_an_editor_turned_into_links_read_as_text():
+    # https://github.com/NVIDIA/nccl/issues/1710: the paste went through an editor that linked "net_ib.cc:101"
+    # (.cc is a web domain), so the NCCL WARN prefix had no "FILE:LINE" any more
+    line = (b"node201:127799:127863 [0] transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN NET/IB : "
+            b"mlx5_0:1 Got async event : local access violation work queue error\n")
+    rows, stats = _frame(line)
+    assert rows[0][1].startswith("node201:127799:127863 [0] transport/net_ib.cc:101 NCCL WARN NET/IB")
+    assert any("links" in note for note in stats.notes)
+
+
+def test_an_nccl_warn_with_a_linked_source_file_keeps_its_host():
+    import polars as pl
+
+    from nccllens.extract import events_from_text
+
+    text = ("node201:127799:127863 [0] transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN NET/IB : "
+            "mlx5_0:1 Got async event : local access violation work queue error\n")
+    warn = events_from_text(text).filter(pl.col("kind") == "nccl.warn")
+    assert warn["host"].to_list() == ["node201"]

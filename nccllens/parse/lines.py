@@ -102,12 +102,20 @@ def frame(block: bytes, first_line: int, stats: ReadStats) -> pl.DataFrame:
         # CRLF endings, and tqdm-style redraws glued with bare CRs: each CR-separated part is a line
         df = df.with_columns(raw.str.strip_chars_end("\r").str.split("\r")).explode("raw")
         df = df.filter(raw.str.len_bytes() > 0)
+    if AUTOLINK_MARK in block:
+        # a paste from an editor that turned "net_ib.cc:101" into a link ("[net_ib.cc:101](http://net_ib.cc:101/)":
+        # .cc and .cu are web domains): read the link's text
+        stats.note("links an editor added to the paste ('[x](http://x)') read as their text")
+        df = df.with_columns(raw.str.replace_all(_AUTOLINK, "$1"))
     if quoted_block(block):
         # a log pasted as a Markdown or e-mail quote (a bug ticket's reply): read without the marks
         stats.note("quote marks ('> ') removed from a pasted quote")
         df = df.with_columns(raw.str.replace(r"^> ?", ""))
     return df
 
+
+AUTOLINK_MARK = b"](http"
+_AUTOLINK = r"\[([^\]\s]+)\]\(https?://[^)\s]*\)"
 
 QUOTED_SHARE = 0.8  # of a block's non-empty lines, for its "> " marks to be a quote, not the log's own
 

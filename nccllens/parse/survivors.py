@@ -49,6 +49,8 @@ def fill_path_hints(rows: list[dict], hints: PathHints, also_stated: set[str] = 
     when it names one only, else stay without (attribution may still place them). ``also_stated``: the
     hosts the file's events that are not in ``rows`` name."""
     stated = {r["host"] for r in rows if r.get("host") and r.get("kind") != "other.file_end"} | also_stated
+    if hints.line_host:  # the host the file's prompts or header name: stated by the log, whatever events it has
+        stated.add(hints.line_host)
     for r in rows:
         if r.get("rank") is None and hints.rank is not None:
             r["rank"] = hints.rank
