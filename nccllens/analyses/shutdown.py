@@ -98,7 +98,8 @@ def recovered_by_restart(findings: list[Finding], events: pl.DataFrame,
     if not done.height:
         return False
     if not failed.height:
-        return _survived(findings, done, status or [])
+        ends = dict(events.filter(pl.col("kind") == "other.file_end").select("file", "line").iter_rows())
+        return _survived(findings, done, status or [], ends)
     if failed.filter(pl.col("kind").is_in(["harness.wallclock", "torchrun.signal_received", "slurm.step_error"])).height:
         return False
     again = _after(events.filter(pl.col("kind").is_in(_AGAIN)), failed)
@@ -111,9 +112,14 @@ def recovered_by_restart(findings: list[Finding], events: pl.DataFrame,
     return True
 
 
-def _survived(findings: list[Finding], done: pl.DataFrame, status: list[RankStatus]) -> bool:
+# an error this close to the end of its log ended it: the process died of it
+ENDED_BY = 2  # lines between the error and its file's last line, at most
+
+
+def _survived(findings: list[Finding], done: pl.DataFrame, status: list[RankStatus], ends: dict) -> bool:
     """No worker failed and none exited non-zero, and the job said it finished after every serious finding's
-    lines (later in the same file, or not earlier in time where both are timed): the errors were caught and the job went on (a store wait
+    lines (later in the same file, or not earlier in time where both are timed; an untimed error that ends another
+    log is not known to come first): the errors were caught and the job went on (a store wait
     that timed out for an optional key, a warning logged with its traceback). They become warning context."""
     if any(s.exit_code not in (None, 0) for s in status):
         return False
@@ -129,7 +135,10 @@ def _survived(findings: list[Finding], done: pl.DataFrame, status: list[RankStat
                 if e.line >= line:
                     return False
             elif last_ts is not None and e.ts and e.ts > last_ts.isoformat():
-                return False  # (a file without a finish line and without times: the finish of the job counts)
+                return False
+            elif not e.ts and ends.get(e.file) is not None and ends[e.file] - e.line <= ENDED_BY:
+                return False  # untimed, in a log it ended: nothing says it came before the finish
+            # (else a file without a finish line and without times: the finish of the job counts)
     for f in serious:
         f.severity, f.role = "warning", "context"
         f.confidence = round(min(f.confidence, 0.3), 2)
