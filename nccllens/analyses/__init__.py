@@ -107,6 +107,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         (config_diff.config_mismatch, lambda: (events, lang)),
         (config_diff.transport_mismatch, lambda: (events, lang)),
         (net_facts.net_mismatch, lambda: (events, lang)),
+        (net_facts.shared_hostname, lambda: (events, lang)),
         (masked_exit.masked_exit, lambda: (events, lang)),
         (inner_error.inner_over_wrapper, lambda: (events, lang)),
         (stacks.stuck_stacks, lambda: (events, hosts, lang)),

@@ -87,3 +87,41 @@ def net_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
         out.append(make_finding("AN-NET-IFACE-MISMATCH", lang, evidence.head(5), hosts=odd,
                                 values=", ".join(f"{h}={v.split(' ')[0]}" for h, (_, v) in sorted(ifaces.items())[:8])))
     return out
+
+
+def _addresses(value: str) -> list[tuple[str, str]]:
+    """(interface, address) of each entry of a socket interface list (``eth1:10.0.0.7<0> …``)."""
+    out = []
+    for part in (value or "").split(" "):
+        name, sep, addr = part.partition(":")
+        addr = addr.split("<", 1)[0]
+        if sep and addr and not _VIRTUAL.match(name) and not _LINK_LOCAL.match(addr):
+            out.append((name.lstrip("[0123456789]"), addr))
+    return out
+
+
+@reads("nccl.net_socket")
+def shared_hostname(events: pl.DataFrame, lang: str) -> list[Finding]:
+    """Two machines under one host name: processes of one host name whose NCCL gives one interface two
+    addresses, printed interleaved in one log (at the same time, so not a restart on a new address). NCCL told
+    the nodes apart by host name (before 2.12 it did by that alone): it wires them as one node (P2P, SHM)."""
+    rows = events.filter((pl.col("kind") == "nccl.net_socket") & pl.col("host").is_not_null() & pl.col("value").is_not_null())
+    if rows.height < 3:
+        return []
+    out = []
+    seen: dict[tuple, list[tuple[str, int, str]]] = {}
+    for host, file, line, value in rows.select(pl.col("host").cast(pl.String), pl.col("file").cast(pl.String), "line",
+                                                "value").sort(["file", "line"]).iter_rows():
+        for name, addr in _addresses(value):
+            seen.setdefault((host, file, name), []).append((addr, line, value))
+    for (host, file, name), items in sorted(seen.items()):
+        order = [addr for addr, _, _ in items]
+        changes = sum(1 for a, b in zip(order, order[1:], strict=False) if a != b)
+        if changes < 2:  # one address, or one after the other (a restart)
+            continue
+        addrs = sorted(set(order))
+        evidence = rows.filter((pl.col("host").cast(pl.String) == host) & (pl.col("file").cast(pl.String) == file))
+        out.append(make_finding("AN-SHARED-HOSTNAME", lang, evidence.head(5), hosts=[host], interface=name,
+                                values=", ".join(addrs[:6])))
+        break  # one finding says it
+    return out

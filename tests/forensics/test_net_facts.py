@@ -48,3 +48,29 @@ def test_differently_named_real_nics_are_not_reported(tmp_path):
     (tmp_path / "b.log").write_text("nlp-gpu-05:524323:524323 [0] NCCL INFO NET/Socket : Using [0]bond0:10.25.193.57<0>\n")
     report = nccllens.analyze(str(tmp_path))
     assert not [f for f in report.findings if f.rule == "AN-NET-IFACE-MISMATCH"]
+
+
+# source: https://github.com/horovod/horovod/issues/148 (two servers both named node1, NCCL 2.1)
+SHARED_NAME = """\
+node1:18226:18240 [1] INFO NET : Using interface eth1:100.102.32.176<0>
+node1:18225:18239 [0] INFO NET : Using interface eth1:100.102.32.176<0>
+node1:22671:22795 [1] INFO NET : Using interface eth1:100.102.32.175<0>
+node1:18226:18240 [1] INFO NET : Using interface eth1:100.102.32.176<0>
+node1:22671:22795 [1] INFO 1 -> 0 via P2P/IPC
+"""
+
+
+def test_two_machines_under_one_host_name_are_named(tmp_path):
+    (tmp_path / "console.log").write_text(SHARED_NAME)
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "config_mismatch"
+    found = next(f for f in report.findings if f.rule == "AN-SHARED-HOSTNAME")
+    assert found.hosts == ["node1"] and "100.102.32.175, 100.102.32.176" in found.title
+
+
+def test_a_host_that_came_back_on_a_new_address_is_not_two_machines(tmp_path):
+    # the same lines, one address after the other: a pod restarted on a new address, not two at once
+    lines = SHARED_NAME.splitlines()
+    (tmp_path / "console.log").write_text("\n".join([lines[0], lines[1], lines[3], lines[2]]) + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert not [f for f in report.findings if f.rule == "AN-SHARED-HOSTNAME"]
