@@ -55,6 +55,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
     order ``run_all`` runs them. ``events`` is normalized (``timeline.normalize``)."""
     from nccllens.analyses import (
         activity,
+        bench_members,
         collectives,
         config_diff,
         divergence,
@@ -108,6 +109,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         (config_diff.transport_mismatch, lambda: (events, lang)),
         (net_facts.net_mismatch, lambda: (events, lang)),
         (net_facts.shared_hostname, lambda: (events, lang)),
+        (bench_members.separate_processes, lambda: (events, lang)),
         (masked_exit.masked_exit, lambda: (events, lang)),
         (inner_error.inner_over_wrapper, lambda: (events, lang)),
         (stacks.stuck_stacks, lambda: (events, hosts, lang)),

@@ -70,7 +70,7 @@ BENCH = lazy_regex.compile(r"^[#>] (?P<start>Using devices)|(?:^|[#>] )(?P<banne
 # (glued to a result row's columns when it fails mid-row)
 BENCH_FAILURE = lazy_regex.compile(r"(?:(?<=\s)|^)(?:(?P<host>[A-Za-z0-9][\w.-]*): )?Test (?P<lib>CUDA|NCCL) failure "
                                    r"(?P<src>[\w./-]+:\d+) '(?P<msg>[^']*)'?")
-BENCH_RANK = lazy_regex.compile(r"^#\s+Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)"
+BENCH_RANK = lazy_regex.compile(r"^[#>]?\s*Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)"
                         r"\s+device\s+(?P<dev>\d+)"
                         # NCCL 1.x's tests drive every GPU from one process: "   Rank  0 uses device  0 [0x05] Tesla M40"
                         r"|^\s+Rank\s+(?P<rank1>\d{1,7})\s+uses device\s+(?P<dev1>\d+)\s+\[")
