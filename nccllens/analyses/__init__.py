@@ -92,6 +92,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         (missing.silent_hosts, lambda: (events, ws, status, lang)),
         (missing.no_logs, lambda: (events, status, lang)),
         (divergence.fingerprint_mismatch, lambda: (events, hosts, lang)),
+        (divergence.running_mismatch, lambda: (events, hosts, lang)),
         (divergence.traceback_divergence, lambda: (events, hosts, lang)),
         (flight_dumps.not_reached, lambda: (events, hosts, lang)),
         (flight_dumps.mismatched, lambda: (events, hosts, lang)),

@@ -48,6 +48,29 @@ def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
     return out
 
 
+@reads("torch.fingerprint_running", "torch.fingerprint_mismatch")
+def running_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """DETAIL at INFO level prints each rank's fingerprint of every collective it starts (``Running collective``):
+    at the first sequence number where the ranks' op, shapes or dtypes differ, the minority went its own way."""
+    runs = events.filter((pl.col("kind") == "torch.fingerprint_running") & pl.col("rank").is_not_null()
+                         & pl.col("seq").is_not_null() & pl.col("value").is_not_null())
+    if runs.height < 2 or events.filter(pl.col("kind") == "torch.fingerprint_mismatch").height:
+        return []  # (the mismatch error itself says it, from the ranks that raised it)
+    differ = (runs.group_by("seq").agg(pl.col("value").n_unique().alias("n"), pl.col("rank").n_unique().alias("r"))
+              .filter((pl.col("n") > 1) & (pl.col("r") > 1)))
+    if not differ.height:
+        return []
+    seq = int(differ["seq"].min())
+    group = runs.filter(pl.col("seq") == seq)
+    keys = dict(group.group_by("rank").agg(pl.col("value").first()).iter_rows())
+    top, odd = majority(keys)
+    ranks = odd if top is not None else rank0_on_tie(keys)
+    return [make_finding("AN-FINGERPRINT-MISMATCH", lang, group.filter(pl.col("rank").is_in(ranks)), ranks=ranks,
+                         hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or others_op(keys, ranks),
+                         odd_op=", ".join(sorted({keys[r] for r in ranks})),
+                         confidence=0.85 if top is not None else 0.5)]
+
+
 def _behind(hits: pl.DataFrame) -> int | None:
     """The one rank whose fingerprint counts fewer collectives than every other rank's (its SequenceNumber is
     the lowest, each of the others at one same higher number): it skipped collectives the others issued."""

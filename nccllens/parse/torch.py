@@ -15,7 +15,7 @@ from nccllens.parse.base import FileContext, Line
 from nccllens.parse.cpp import backtrace_detail, read_backtrace, starts_backtrace
 from nccllens.parse.headers import split_header
 from nccllens.parse.torch_classify import classify, resolve_rank
-from nccllens.parse.torch_debug import ddp_params_line, fingerprints
+from nccllens.parse.torch_debug import ddp_params_line, fingerprints, running_fingerprint
 from nccllens.parse.torch_patterns import LAST_ERROR, NCCL_DETAIL_LINE, nccl_error_code
 
 FAMILY = "torch"
@@ -45,7 +45,7 @@ _PHRASES = (
     r"wait timeout after \d+ms|waiting for clients\.|Socket Timeout|Timeout waiting for key|store based barrier on rank|Waiting in store based barrier|Completed store-based barrier|"
     r"Stop_waiting response|(?:DistNetworkError|RuntimeError): (?:Connection reset by peer|Broken pipe|[Ff]ailed to "
     r"recv|connect\(\) timed out)",
-    r"Detected mismatch between collectives|failed to pass monitoredBarrier|reached monitoredBarrier, but|"
+    r"Detected mismatch between collectives|Running collective: CollectiveFingerPrint\(|failed to pass monitoredBarrier|reached monitoredBarrier, but|"
     r"timed out in monitoredBarrier|processed in monitoredBarrier",
     r"Expected to have finished reduction|did not receive grad for rank|Expected to mark a variable ready only once|"
     r"DDP expects same model across all ranks|not match (?:sizes|strides) of the same param",
@@ -153,6 +153,10 @@ def _events_for(line: Line, body: str) -> list[dict]:
         found = list(fingerprints(body))
         if found:
             return found
+    if "Running collective: CollectiveFingerPrint(" in body:
+        running = running_fingerprint(body)
+        if running is not None:
+            return [running]
     one = classify(body)
     return [one] if one is not None else []
 

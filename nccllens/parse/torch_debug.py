@@ -17,6 +17,10 @@ _FINGERPRINT = lazy_regex.compile(
 )
 _FP_OTHER = lazy_regex.compile(r", but Rank (?P<other>\d+) is running collective: CollectiveFingerPrint\("
                                r"(?:SequenceNumber=(?P<seq>\d+),? ?)?(?:OpType=(?P<op>\w+))?")
+# DETAIL with TORCH_CPP_LOG_LEVEL=INFO: each rank's fingerprint of every collective it starts
+_RUNNING = lazy_regex.compile(
+    r"(?:\[Rank (?P<me>\d+)\] )?Running collective: CollectiveFingerPrint\((?:SequenceNumber=(?P<seq>\d+),? ?)?"
+    r"OpType=(?P<op>\w+)(?:, TensorShape=\[(?P<shape>[^\]]*)\])?(?:, TensorDtypes=(?P<dtype>\w+))?")
 _FP_DIFFER = lazy_regex.compile(r"Collectives differ in the following aspects:\s*(?P<what>.*)$")
 _CUT_AT_NEXT_RECORD = lazy_regex.compile(r"\[rank\d+\]|\[default\d+\]:|" + _FP_START)
 
@@ -74,6 +78,22 @@ def fingerprints(body: str) -> Iterator[dict]:
             seq = f" at SequenceNumber {peer['seq']}" if "seq" in peer else ""
             peer["_message"] = f"rank {other['other']} runs {peer['op']}{seq} (as rank {m['me']} was told)"
             yield peer
+
+
+def running_fingerprint(body: str) -> dict | None:
+    """``[Rank 2] Running collective: CollectiveFingerPrint(SequenceNumber=38, OpType=ALLREDUCE, TensorShape=[77, 1],
+    TensorDtypes=Float, …)`` → ``torch.fingerprint_running`` (``value``: op, shape and dtype as one key)."""
+    m = _RUNNING.search(body)
+    if not m:
+        return None
+    shape = f"[{m['shape']}]" if m["shape"] is not None else ""
+    out = {"kind": "torch.fingerprint_running", "level": "debug", "op": m["op"],
+           "value": " ".join(p for p in (m["op"], shape, m["dtype"] or "") if p)}
+    if m["seq"]:
+        out["seq"] = int(m["seq"])
+    if m["me"]:
+        out["_self_rank"] = int(m["me"])
+    return out
 
 
 def classify_barrier(body: str) -> dict | None:

@@ -163,3 +163,30 @@ def test_parse_never_raises_on_arbitrary_text(first, second):
     ctx = FileContext(path="x.log", year=2026, _following=lambda ln, n: lines[ln.row + 1: ln.row + 1 + n])
     for event in torch.parse(lines, ctx):
         assert event["kind"].startswith("torch.")
+
+
+# https://github.com/AdvancedPhotonSource/pty-chi/pull/47: DETAIL at INFO level, each rank's fingerprint as it starts
+RUNNING = ("[rank2]:[I1017 19:34:58.923985894 ProcessGroupWrapper.cpp:587] [Rank 2] Running collective: "
+           "CollectiveFingerPrint(SequenceNumber=38, OpType=ALLREDUCE, TensorShape=[77, 1], TensorDtypes=Float, "
+           "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), "
+           "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))")
+
+
+def test_running_fingerprint_is_an_event_with_op_shape_and_dtype():
+    from nccllens.extract import events_from_text
+
+    rows = events_from_text(RUNNING + "\n").filter(pl.col("kind") == "torch.fingerprint_running").to_dicts()
+    assert [(r["rank"], r["seq"], r["op"], r["value"]) for r in rows] == [(2, 38, "ALLREDUCE", "ALLREDUCE [77, 1] Float")]
+
+
+def test_the_rank_whose_running_fingerprint_differs_is_the_culprit():
+    from pathlib import Path
+
+    import nccllens
+
+    # the same thread's lines of ranks 1, 2 and 3 at SequenceNumber 38: rank 2 alone has shape [77, 1]
+    case = Path(__file__).resolve().parents[2] / "fixtures/public/ptychi_allreduce_uneven_buffer_rank2_shape77_vs_100"
+    report = nccllens.analyze(str(case))
+    assert report.verdict.category == "rank_divergence"
+    top = next(f for f in report.findings if f.id == report.verdict.finding)
+    assert list(top.ranks) == [2] and "ALLREDUCE [77, 1] Float" in top.title
