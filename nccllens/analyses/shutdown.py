@@ -46,9 +46,12 @@ def quiet_after_finish(findings: list[Finding], events: pl.DataFrame, status: li
     if points is None:
         return
     first_line, first_ts = points
+    finish = set(events.filter(DONE).select(pl.col("file").cast(pl.String), "line").iter_rows())
     for f in findings:
         if f.severity not in ("critical", "error") or f.category in KEEP or not f.evidence:
             continue
+        if all((str(e.file), e.line) in finish for e in f.evidence):
+            continue  # a finding about the finish lines themselves (what they say is wrong), not noise after them
         after = []
         for e in f.evidence:
             line = first_line.get(str(e.file))

@@ -33,3 +33,18 @@ def test_header_lines_without_their_hash_are_members():
     member = events_from_text(text)
     row = member.filter(member["kind"] == "progress.bench_rank").to_dicts()
     assert [(r["rank"], r["pid"], r["host"]) for r in row] == [(0, 544816, "dgx01")]
+
+
+def test_two_result_summaries_back_to_back_are_separate_jobs():
+    # https://github.com/NVIDIA/nccl-tests/issues/27: mpirun -np 2 over two hosts printed two "# Avg bus bandwidth"
+    # summaries one after the other (a stale build without MPI); the job finished, yet its finish lines say it
+    report = nccllens.analyze(str(PUBLIC / "nccltests_mpirun_2hosts_built_without_mpi_separate_runs"))
+    assert report.verdict.category == "config_mismatch"
+    found = next(f for f in report.findings if f.rule == "AN-BENCH-SEPARATE-PROCESSES")
+    assert "own result summary" in found.title and found.severity == "error"
+
+
+def test_one_summary_per_run_is_not_separate_jobs():
+    report = nccllens.analyze(str(PUBLIC / "healthy_nccltests_2x_dgx_spark_gb10_allgather_16g_oob_0_ok"))
+    assert report.verdict.category == "none"
+    assert not [f for f in report.findings if f.rule == "AN-BENCH-SEPARATE-PROCESSES"]
