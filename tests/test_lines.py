@@ -93,3 +93,35 @@ def test_an_nccl_warn_with_a_linked_source_file_keeps_its_host():
             "mlx5_0:1 Got async event : local access violation work queue error\n")
     warn = events_from_text(text).filter(pl.col("kind") == "nccl.warn")
     assert warn["host"].to_list() == ["node201"]
+
+
+def test_a_log_pasted_indented_as_a_whole_reads_from_its_own_start():
+    # synthetic: a paste inside a Markdown list item, every line four spaces in; a traceback's own deeper
+    # indentation stays
+    rows, stats = _frame(b"    Traceback (most recent call last):\n      File \"train.py\", line 3, in <module>\n"
+                         b"    RuntimeError: NCCL error\n")
+    assert [text for _, text in rows] == ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+                                          "RuntimeError: NCCL error"]
+    assert any("indentation" in note for note in stats.notes)
+
+
+def test_a_log_whose_lines_start_at_their_first_column_keeps_its_indentation():
+    rows, stats = _frame(b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n")
+    assert rows[1][1].startswith("  File") and not stats.notes
+
+
+def test_crlf_blank_lines_stay_so_records_read_across_them():
+    # an Open MPI abort notice pasted from Windows: the blank line between its sentences stays a row, so the
+    # reader of the notice sees its "Process name" line in sequence (line numbers do not jump)
+    rows, _ = _frame(b"the job to be terminated. The first process to do so was:\r\n\r\n"
+                     b"  Process name: [[34453,1],1]\r\n")
+    assert rows == [(1, "the job to be terminated. The first process to do so was:"), (2, ""),
+                    (3, "  Process name: [[34453,1],1]")]
+
+
+def test_docker_compose_container_prefixes_are_removed():
+    # synthetic: docker compose v2's "name-1  | " before a real line (https://github.com/pytorch/pytorch/issues/116974)
+    rows, stats = _frame(b"trainer-1  | WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 222141 "
+                         b"closing signal SIGTERM\ntrainer-1  | \ntrainer-1  | done\n")
+    assert rows[0][1].startswith("WARNING:torch.distributed.elastic") and rows[2][1] == "done"
+    assert any("compose" in note for note in stats.notes)

@@ -7,6 +7,7 @@ Everything here is vectorised or runs at C speed on whole blocks (``bytes.replac
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -100,8 +101,10 @@ def frame(block: bytes, first_line: int, stats: ReadStats) -> pl.DataFrame:
         df = df.with_columns(raw.str.replace_all(_ANSI, ""))
     if b"\r" in block:
         # CRLF endings, and tqdm-style redraws glued with bare CRs: each CR-separated part is a line
-        df = df.with_columns(raw.str.strip_chars_end("\r").str.split("\r")).explode("raw")
-        df = df.filter(raw.str.len_bytes() > 0)
+        # (a blank line stays, one row: record readers stop where line numbers jump)
+        parts = raw.str.strip_chars_end("\r").str.split("\r")
+        kept = parts.list.eval(pl.element().filter(pl.element().str.len_bytes() > 0))
+        df = df.with_columns(pl.when(kept.list.len() > 0).then(kept).otherwise(pl.lit([""]))).explode("raw")
     if AUTOLINK_MARK in block:
         # a paste from an editor that turned "net_ib.cc:101" into a link ("[net_ib.cc:101](http://net_ib.cc:101/)":
         # .cc and .cu are web domains): read the link's text
@@ -111,11 +114,55 @@ def frame(block: bytes, first_line: int, stats: ReadStats) -> pl.DataFrame:
         # a log pasted as a Markdown or e-mail quote (a bug ticket's reply): read without the marks
         stats.note("quote marks ('> ') removed from a pasted quote")
         df = df.with_columns(raw.str.replace(r"^> ?", ""))
+    if compose_block(block):
+        # docker compose logs: every line behind its container's name and a bar ("trainer-1  | ")
+        stats.note("docker compose's container prefixes ('name-1  | ') removed")
+        df = df.with_columns(raw.str.replace(_COMPOSE_STR, ""))
+    indent = block_indent(block)
+    if indent:
+        # a log pasted indented as a whole (a code block inside a list item or a quote): read it from its own start
+        stats.note(f"an indentation of {indent} characters on every line removed (an indented paste)")
+        df = df.with_columns(raw.str.slice(indent))
     return df
 
 
 AUTOLINK_MARK = b"](http"
 _AUTOLINK = r"\[([^\]\s]+)\]\(https?://[^)\s]*\)"
+
+# docker compose logs (v2 "name-1  | ", v1 "name_1  | "): the container's name, its index, padding and a bar
+_COMPOSE_STR = r"^[A-Za-z][\w.-]*[-_]\d+ +\| ?"
+_COMPOSE = re.compile(rb"(?:^|\n)[A-Za-z][\w.-]*[-_]\d+ +\| ")
+_COMPOSE_HEAD = re.compile(rb"[A-Za-z][\w.-]*[-_]\d+ +\| ")
+
+
+def compose_block(block: bytes) -> bool:
+    """Do (nearly) all of the block's lines start with a docker compose container prefix, its first among them?"""
+    if _COMPOSE_HEAD.match(block) is None:
+        return False
+    lines = block.count(b"\n") + (not block.endswith(b"\n")) - block.count(b"\n\n")
+    return sum(1 for _ in _COMPOSE.finditer(block)) >= QUOTED_SHARE * max(lines, 1)
+
+
+_UNINDENTED = re.compile(rb"(?:^|\n)[^ \t\n\r>]")  # a line that starts at its first column
+_INDENTS = re.compile(rb"^[ \t]*(?=[^ \t\n\r])", re.M)
+
+
+def block_indent(block: bytes) -> int:
+    """The indentation every non-blank line of the block shares (0 for a log's own lines, which start at
+    their first column somewhere). Searched at C speed: only a block whose every line is indented (a paste,
+    small) has its indentations measured."""
+    if block[:1] not in (b" ", b"\t") and not block.startswith((b"\n", b"\r")):
+        return 0
+    if _UNINDENTED.search(block) is not None:
+        return 0
+    widths = {len(m.group(0)) for m in _INDENTS.finditer(block)}
+    if not widths:
+        return 0
+    width = min(widths)
+    first = _INDENTS.search(block)
+    lead = first.group(0)[:width] if first is not None else b""
+    return width if lead and all(m.group(0).startswith(lead) for m in _INDENTS.finditer(block)) else 0
+
 
 QUOTED_SHARE = 0.8  # of a block's non-empty lines, for its "> " marks to be a quote, not the log's own
 
