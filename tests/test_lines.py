@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from nccllens.parse.lines import HOLD, MAX_LINE, ReadStats, blocks, frame
 
 
@@ -125,3 +127,23 @@ def test_docker_compose_container_prefixes_are_removed():
                          b"closing signal SIGTERM\ntrainer-1  | \ntrainer-1  | done\n")
     assert rows[0][1].startswith("WARNING:torch.distributed.elastic") and rows[2][1] == "done"
     assert any("compose" in note for note in stats.notes)
+
+
+NEMO = Path(__file__).resolve().parents[1] / "fixtures/public/nemo_asr_rank0_allgather_ahead_of_broadcast_seq532339"
+
+
+def test_lines_a_terminal_hard_wrapped_are_rejoined_and_keep_their_numbers():
+    # https://github.com/NVIDIA-NeMo/Speech/issues/13562 (the paste kept the terminal's wraps at 183 columns)
+    data = (NEMO / "train.log").read_bytes()
+    rows, stats = _frame(data)
+    watchdog = [(n, text) for n, text in rows if "Watchdog caught collective operation timeout" in text]
+    assert watchdog and all("ran for" in text and "milliseconds before timing out" in text for _, text in watchdog)
+    assert [n for n, _ in rows] == list(range(1, len(rows) + 1))  # the pieces' rows stay, numbered as in the file
+    assert any("hard-wrapped at 183" in note for note in stats.notes)
+
+
+def test_records_that_are_merely_equally_wide_are_not_rejoined():
+    # synthetic: one logger's records of one fixed width (the same fields each time), then a shorter one
+    record = b"[rank1]:[titan] 2025-08-21 11:19:52,968 - root - INFO - [Validation Debug]  Rank 1 batch 87 Loss 12.2411"
+    rows, stats = _frame(record + b"\n" + record + b"\n" + record + b"\n" + record + b"\nshort line\n")
+    assert len([text for _, text in rows if text == record.decode()]) == 4 and not stats.notes

@@ -18,6 +18,7 @@ from nccllens.parse.facts_frame import with_file_facts
 from nccllens.parse.following import Following
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
+from nccllens.parse.lines import WRAPPED_PIECE
 from nccllens.parse.masks import masks
 from nccllens.parse.prefixes import host_at, split_glued, strip
 from nccllens.prefilter import Plan, survivors
@@ -97,7 +98,8 @@ def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end:
                 row = rows[i]
                 cands = seen.get(row)
                 if cands is None:
-                    cands = seen[row] = _lines_of(path, numbers[i] - shift, row, raws[i], hints)
+                    cands = seen[row] = ([] if raws[i] == WRAPPED_PIECE
+                                         else _lines_of(path, numbers[i] - shift, row, raws[i], hints))
                 yield numbers[i], cands
             if upto < CHUNK:
                 return
