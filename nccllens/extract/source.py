@@ -24,7 +24,7 @@ from nccllens.parse.base import FileContext
 from nccllens.parse.dense import empty_partial, merge, owned
 from nccllens.parse.dense_rows import describe
 from nccllens.parse.guard import cut_note
-from nccllens.parse.lines import ReadStats, blocks, frame
+from nccllens.parse.lines import WRAPPED_PIECE, ReadStats, blocks, frame
 from nccllens.parse.pieces import candidate_lines
 from nccllens.parse.survivors import fill_path_hints, parse_block
 from nccllens.prefilter import Plan
@@ -45,6 +45,7 @@ def summarised_hosts(summary_rows: list[dict]) -> dict[str, set[str]]:
 
 def file_end_event(path: str, line_no: int, raw: str, hints: PathHints) -> dict:
     """Where a log file stops: lets the analyses see a node whose log ends without any error."""
+    raw = raw.replace(WRAPPED_PIECE, "")  # a last row that was a piece of the line above it (``rejoin_wrapped``)
     return {"file": path, "line": line_no, "raw": raw[:2000], "kind": "other.file_end", "family": "other",
             "level": "debug", "message": f"end of file after {line_no} lines", "host": hints.host,
             "rank": hints.rank, "local_rank": hints.local_rank, "attempt": hints.attempt}
