@@ -119,17 +119,18 @@ def frame(block: bytes, first_line: int, stats: ReadStats) -> pl.DataFrame:
         # docker compose logs: every line behind its container's name and a bar ("trainer-1  | ")
         stats.note("docker compose's container prefixes ('name-1  | ') removed")
         df = df.with_columns(raw.str.replace(_COMPOSE_STR, ""))
-    width = wrap_width(block)
-    if width:
-        # a paste from a terminal that hard-wrapped long lines at ``width`` columns: each line rejoined with the
-        # pieces cut off it (the pieces' rows stay, as ``WRAPPED_PIECE``, so that line numbers go on as in the file)
-        stats.note(f"lines hard-wrapped at {width} columns rejoined")
-        df = rejoin_wrapped(df, width)
     indent = block_indent(block)
     if indent:
         # a log pasted indented as a whole (a code block inside a list item or a quote): read it from its own start
         stats.note(f"an indentation of {indent} characters on every line removed (an indented paste)")
         df = df.with_columns(raw.str.slice(indent))
+    width = wrap_width(block)
+    if width and width > indent:
+        # a paste from a terminal that hard-wrapped long lines at ``width`` columns (then indented, maybe): each
+        # line rejoined with the pieces cut off it (the pieces' rows stay, as ``WRAPPED_PIECE``, so that line
+        # numbers go on as in the file)
+        stats.note(f"lines hard-wrapped at {width - indent} columns rejoined")
+        df = rejoin_wrapped(df, width - indent)
     return df
 
 
