@@ -24,7 +24,8 @@ from nccllens.parse.base import FileContext
 from nccllens.parse.dense import empty_partial, merge, owned
 from nccllens.parse.dense_rows import describe
 from nccllens.parse.guard import cut_note
-from nccllens.parse.lines import WRAPPED_PIECE, ReadStats, blocks, frame
+from nccllens.parse.lines import ReadStats, blocks, frame
+from nccllens.parse.pastes import WRAPPED_PIECE
 from nccllens.parse.pieces import candidate_lines
 from nccllens.parse.survivors import fill_path_hints, parse_block
 from nccllens.prefilter import Plan

@@ -14,14 +14,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from nccllens.parse.lines import (
-    AUTOLINK_MARK,
-    ReadStats,
-    block_indent,
-    compose_block,
-    quoted_block,
-    wrap_width,
-)
+from nccllens.parse.lines import ReadStats
+from nccllens.parse.pastes import pasted
 
 PIECE = 32 << 10
 FOLLOW = 2  # pieces read after one holding a key
@@ -79,9 +73,7 @@ def _piece(buffers: list[bytes], span: tuple[int, int, int]) -> bytes:
 
 
 def _needs_cleaning(buffer: bytes) -> bool:
-    return (b"\x00" in buffer or b"\r" in buffer or b"\x1b" in buffer or AUTOLINK_MARK in buffer
-            or quoted_block(buffer) or compose_block(buffer) or block_indent(buffer) > 0
-            or wrap_width(buffer) is not None)
+    return b"\x00" in buffer or b"\r" in buffer or b"\x1b" in buffer or pasted(buffer)
 
 
 def _valid(buffer: bytes) -> bool:

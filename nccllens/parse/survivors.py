@@ -18,8 +18,8 @@ from nccllens.parse.facts_frame import with_file_facts
 from nccllens.parse.following import Following
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
-from nccllens.parse.lines import WRAPPED_PIECE
 from nccllens.parse.masks import masks
+from nccllens.parse.pastes import WRAPPED_PIECE
 from nccllens.parse.prefixes import host_at, split_glued, strip
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches

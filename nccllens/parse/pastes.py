@@ -1,0 +1,166 @@
+"""How pastes and log collectors wrap a log, found and undone as a block is read.
+
+A bug ticket rarely holds a log as its program wrote it: an editor turned source-file names into links, a reply
+quoted it (``> ``), a Markdown list indented it, ``docker compose logs`` put each container's name before its lines,
+a terminal hard-wrapped the long lines. Each is found on the block's bytes at C speed (a log as its program wrote
+it stops at the first test) and undone on its rows (``undo_paste``), so that every family reads the lines as
+they were printed. ``pasted`` tells the piece scanner (``parse.pieces``) which blocks to read whole.
+``bench/robustness.py`` measures it: the dev set scored with its lines wrapped each way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Protocol
+
+import polars as pl
+
+
+class Notes(Protocol):
+    def note(self, text: str) -> None: ...
+
+
+def pasted(block: bytes) -> bool:
+    """Does the block come wrapped in a way ``undo_paste`` undoes?"""
+    return (AUTOLINK_MARK in block or quoted_block(block) or compose_block(block) or block_indent(block) > 0
+            or wrap_width(block) is not None)
+
+
+def undo_paste(df: pl.DataFrame, block: bytes, stats: Notes) -> pl.DataFrame:
+    """``df`` (the block's rows: ``line``, ``raw``) read as the program printed them; each undoing is noted."""
+    raw = pl.col("raw")
+    if AUTOLINK_MARK in block:
+        # a paste from an editor that turned "net_ib.cc:101" into a link ("[net_ib.cc:101](http://net_ib.cc:101/)":
+        # .cc and .cu are web domains): read the link's text
+        stats.note("links an editor added to the paste ('[x](http://x)') read as their text")
+        df = df.with_columns(raw.str.replace_all(_AUTOLINK, "$1"))
+    if quoted_block(block):
+        # a log pasted as a Markdown or e-mail quote (a bug ticket's reply): read without the marks
+        stats.note("quote marks ('> ') removed from a pasted quote")
+        df = df.with_columns(raw.str.replace(r"^> ?", ""))
+    if compose_block(block):
+        # docker compose logs: every line behind its container's name and a bar ("trainer-1  | ")
+        stats.note("docker compose's container prefixes ('name-1  | ') removed")
+        df = df.with_columns(raw.str.replace(_COMPOSE_STR, ""))
+    indent = block_indent(block)
+    if indent:
+        # a log pasted indented as a whole (a code block inside a list item or a quote): read it from its own start
+        stats.note(f"an indentation of {indent} characters on every line removed (an indented paste)")
+        df = df.with_columns(raw.str.slice(indent))
+    width = wrap_width(block)
+    if width and width > indent:
+        # a paste from a terminal that hard-wrapped long lines at ``width`` columns (then indented, maybe): each
+        # line rejoined with the pieces cut off it (the pieces' rows stay, as ``WRAPPED_PIECE``, so that line
+        # numbers go on as in the file)
+        stats.note(f"lines hard-wrapped at {width - indent} columns rejoined")
+        df = rejoin_wrapped(df, width - indent)
+    return df
+
+
+AUTOLINK_MARK = b"](http"
+_AUTOLINK = r"\[([^\]\s]+)\]\(https?://[^)\s]*\)"
+
+# docker compose logs (v2 "name-1  | ", v1 "name_1  | "): the container's name, its index, padding and a bar
+_COMPOSE_STR = r"^[A-Za-z][\w.-]*[-_]\d+ +\| ?"
+_COMPOSE = re.compile(rb"(?:^|\n)[A-Za-z][\w.-]*[-_]\d+ +\| ")
+_COMPOSE_HEAD = re.compile(rb"[A-Za-z][\w.-]*[-_]\d+ +\| ")
+
+
+def compose_block(block: bytes) -> bool:
+    """Do (nearly) all of the block's lines start with a docker compose container prefix, its first among them?"""
+    if _COMPOSE_HEAD.match(block) is None:
+        return False
+    lines = block.count(b"\n") + (not block.endswith(b"\n")) - block.count(b"\n\n")
+    return sum(1 for _ in _COMPOSE.finditer(block)) >= QUOTED_SHARE * max(lines, 1)
+
+
+WRAP_SAMPLE = 1 << 14  # bytes of a block looked at for a wrap width (a paste from a terminal is small)
+WRAP_MIN = 60  # a terminal narrower than this is not one people paste from
+WRAP_SHARE = 0.05  # of the sample's lines, at least, exactly as wide as the terminal
+START_CHARS = 12  # how a line starts (digits aside): a record's header, or text cut anywhere
+_DIGIT = re.compile(rb"\d")
+
+
+def wrap_width(block: bytes) -> int | None:
+    """The width a terminal hard-wrapped the block's lines at, or None. Each piece of a wrapped line but the
+    last is exactly as wide as the terminal, so the widest lines of the sample share one length, and many do;
+    a table or box drawn at a fixed width (``nvidia-smi``) has such lines too, but they end alike (``|``, ``+``),
+    which cut text does not. Lengths are counted in bytes where the sample is ASCII (C speed: most blocks stop
+    at the first test), in characters otherwise (a terminal wraps at columns)."""
+    sample = block[:WRAP_SAMPLE]
+    lines = sample.split(b"\n")
+    if len(lines) < 4:
+        return None
+    if len(sample) == WRAP_SAMPLE:
+        lines.pop()  # cut by the sample
+    lengths = list(map(len, lines))
+    if not sample.isascii():
+        lengths = [len(line.decode("utf-8", "replace")) for line in lines]
+    width = max(lengths)
+    count = lengths.count(width)
+    if width < WRAP_MIN or count < 3 or count < WRAP_SHARE * len(lines):
+        return None
+    at = [line for line, n in zip(lines, lengths, strict=True) if n == width]
+    ends = Counter(line[-1:] for line in at)
+    if ends.most_common(1)[0][1] > len(at) // 2:
+        return None
+    # the line after a cut one goes on mid-text; after a record that merely is that wide (fixed-width fields, a
+    # progress bar as wide as the terminal) comes the next record, which starts the way many lines do
+    starts = [_DIGIT.sub(b"0", line[:START_CHARS]).strip() for line in lines]
+    common = Counter(starts)
+    nexts = [starts[i + 1] for i, n in enumerate(lengths[:-1]) if n == width]
+    alike = sum(1 for start in nexts if not start or common[start] >= 3)
+    return width if alike <= len(nexts) // 2 else None
+
+
+WRAPPED_PIECE = "\x00"  # the text left on the row of a piece rejoined to the line above (a NUL: never a log's own)
+
+
+def rejoin_wrapped(df: pl.DataFrame, width: int) -> pl.DataFrame:
+    """Each row exactly ``width`` characters wide joined with the rows after it, up to the first narrower one;
+    those rows keep their line numbers and hold ``WRAPPED_PIECE``: record readers read across them."""
+    raw = pl.col("raw")
+    full = raw.str.len_chars() == width
+    cont = full.shift(1).fill_null(False)
+    head = (~cont).cum_sum().alias("_head")
+    joined = (df.with_columns(head).group_by("_head", maintain_order=True)
+              .agg(pl.col("line").first(), raw.str.join("").alias("_text")))
+    out = df.with_columns(head).join(joined.select("_head", "line", "_text"), on=["_head", "line"], how="left")
+    return out.select("line", pl.when(pl.col("_text").is_not_null()).then(pl.col("_text"))
+                      .otherwise(pl.lit(WRAPPED_PIECE)).alias("raw"))
+
+
+_UNINDENTED = re.compile(rb"(?:^|\n)[^ \t\n\r>]")  # a line that starts at its first column
+_INDENTS = re.compile(rb"^[ \t]*(?=[^ \t\n\r])", re.M)
+
+
+def block_indent(block: bytes) -> int:
+    """The indentation every non-blank line of the block shares (0 for a log's own lines, which start at
+    their first column somewhere). Searched at C speed: only a block whose every line is indented (a paste,
+    small) has its indentations measured."""
+    if block[:1] not in (b" ", b"\t") and not block.startswith((b"\n", b"\r")):
+        return 0
+    if _UNINDENTED.search(block) is not None:
+        return 0
+    widths = {len(m.group(0)) for m in _INDENTS.finditer(block)}
+    if not widths:
+        return 0
+    width = min(widths)
+    first = _INDENTS.search(block)
+    lead = first.group(0)[:width] if first is not None else b""
+    return width if lead and all(m.group(0).startswith(lead) for m in _INDENTS.finditer(block)) else 0
+
+
+QUOTED_SHARE = 0.8  # of a block's non-empty lines, for its "> " marks to be a quote, not the log's own
+
+
+def quoted_block(block: bytes) -> bool:
+    """Do (nearly) all of the block's lines start with ``>``, its first among them? Counted at C speed on the
+    bytes, so that the scan that reads raw blocks (``parse.pieces``) and ``frame`` decide alike; a block whose
+    first line is no quote costs nothing more (searching every block for ``\\n>`` cost ~1 CPU s per GB)."""
+    if not block.lstrip()[:1] == b">":
+        return False
+    quoted = block.count(b"\n>") + block.startswith(b">")
+    lines = block.count(b"\n") + (not block.endswith(b"\n")) - block.count(b"\n\n") - block.startswith(b"\n")
+    return quoted >= 3 and quoted >= QUOTED_SHARE * max(lines, 1)
