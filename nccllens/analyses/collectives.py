@@ -18,8 +18,7 @@ from nccllens.analyses.common import (
     hosts_of,
     majority,
     make_finding,
-    others_op,
-    rank0_on_tie,
+    odd_side,
     rank_list,
 )
 from nccllens.analyses.reads import reads
@@ -108,14 +107,12 @@ def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -
     out = []
     for (pgk, seq), group in stuck.group_by(["pgk", "seq"], maintain_order=True):
         ops = dict(group.group_by("rank").agg(pl.col("op").first()).iter_rows())
-        top, odd = majority(ops)
-        if not odd or len(set(ops.values())) < 2:
+        if len(set(ops.values())) < 2:
             continue
-        ranks = odd if top is not None else rank0_on_tie(ops)
+        ranks, op, decided = odd_side(ops)
         out.append(make_finding(
             "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), seq=seq, pg=pgk,
-            op=top or others_op(ops, ranks), ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]),
-            confidence=0.8 if top is not None else 0.5))
+            op=op, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]), confidence=0.8 if decided else 0.5))
     return out
 
 

@@ -91,18 +91,17 @@ def _own_file(evidence: pl.DataFrame, ranks: list[int]) -> str | None:
     return str(evidence["file"][0]) if not ranks or seen <= set(ranks) else None
 
 
-def rank0_on_tie(ops: Mapping[int, Hashable]) -> list:
-    """No majority among the ranks' operations: rank 0 alone on its side is the one that went its own way
-    (rank-0-only code paths: logging, checkpointing, evaluation, a decision taken on rank 0); else every rank."""
-    if 0 in ops and sum(1 for o in ops.values() if o == ops[0]) == 1:
-        return [0]
-    return sorted(ops)
-
-
-def others_op(ops: Mapping[int, Hashable], ranks: list) -> Hashable:
-    """The one operation the ranks outside ``ranks`` ran, or ``UNNAMED_OP`` when they ran none or several."""
+def odd_side(ops: Mapping[int, Hashable]) -> tuple[list, Hashable, bool]:
+    """The ranks that went their own way among ``ops`` (rank → the operation it ran), the operation the others
+    ran, and whether a majority decided it. Without one, rank 0 alone on its side is the one (rank-0-only code
+    paths: logging, checkpointing, evaluation, a decision taken on rank 0), else every rank; the others' operation
+    is then named when they all ran one (else ``UNNAMED_OP``)."""
+    top, odd = majority(ops)
+    if top is not None:
+        return odd, top, True
+    ranks = [0] if 0 in ops and sum(1 for o in ops.values() if o == ops[0]) == 1 else sorted(ops)
     others = {o for r, o in ops.items() if r not in ranks}
-    return next(iter(others)) if len(others) == 1 else UNNAMED_OP
+    return ranks, next(iter(others)) if len(others) == 1 else UNNAMED_OP, False
 
 
 def majority(values: Mapping[Hashable, Hashable]) -> tuple[Hashable | None, list]:

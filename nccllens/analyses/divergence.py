@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import hosts_of, majority, make_finding, others_op, rank0_on_tie
+from nccllens.analyses.common import hosts_of, majority, make_finding, odd_side
 from nccllens.analyses.reads import reads
 from nccllens.events import earliest_first
 from nccllens.report.model import Finding
@@ -37,14 +37,9 @@ def fingerprint_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang:
     out = []
     for (seq,), group in hits.group_by(["seq"], maintain_order=True):
         ops = dict(group.group_by("rank").agg(pl.col("op").first()).iter_rows())
-        top, odd = majority(ops)
         if len(set(ops.values())) < 2:
             continue
-        ranks = odd if top is not None else rank0_on_tie(ops)
-        out.append(make_finding(
-            "AN-FINGERPRINT-MISMATCH", lang, group.filter(pl.col("rank").is_in(ranks)), ranks=ranks,
-            hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or others_op(ops, ranks),
-            odd_op=", ".join(sorted({ops[r] for r in ranks})), confidence=0.9 if top is not None else 0.55))
+        out.append(_odd_finding(ops, group, seq, rank_hosts, lang, confidence=(0.9, 0.55)))
     return out
 
 
@@ -63,12 +58,17 @@ def running_mismatch(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str
     seq = int(differ["seq"].min())
     group = runs.filter(pl.col("seq") == seq)
     keys = dict(group.group_by("rank").agg(pl.col("value").first()).iter_rows())
-    top, odd = majority(keys)
-    ranks = odd if top is not None else rank0_on_tie(keys)
-    return [make_finding("AN-FINGERPRINT-MISMATCH", lang, group.filter(pl.col("rank").is_in(ranks)), ranks=ranks,
-                         hosts=hosts_of(ranks, rank_hosts), seq=seq, op=top or others_op(keys, ranks),
-                         odd_op=", ".join(sorted({keys[r] for r in ranks})),
-                         confidence=0.85 if top is not None else 0.5)]
+    return [_odd_finding(keys, group, seq, rank_hosts, lang, confidence=(0.85, 0.5))]
+
+
+def _odd_finding(ops: dict, group: pl.DataFrame, seq: int, rank_hosts: dict[int, str], lang: str,
+                 confidence: tuple[float, float]) -> Finding:
+    """AN-FINGERPRINT-MISMATCH for the ranks that went their own way at ``seq`` (``confidence``: with a majority,
+    without one)."""
+    ranks, op, decided = odd_side(ops)
+    return make_finding("AN-FINGERPRINT-MISMATCH", lang, group.filter(pl.col("rank").is_in(ranks)), ranks=ranks,
+                        hosts=hosts_of(ranks, rank_hosts), seq=seq, op=op,
+                        odd_op=", ".join(sorted({ops[r] for r in ranks})), confidence=confidence[0 if decided else 1])
 
 
 def _behind(hits: pl.DataFrame) -> int | None:

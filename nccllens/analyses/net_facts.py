@@ -90,13 +90,13 @@ def net_mismatch(events: pl.DataFrame, lang: str) -> list[Finding]:
 
 
 def _addresses(value: str) -> list[tuple[str, str]]:
-    """(interface, address) of each entry of a socket interface list (``eth1:10.0.0.7<0> …``)."""
+    """(interface, address) of each real entry of a socket interface list (``eth1:10.0.0.7<0> …``)."""
     out = []
     for part in (value or "").split(" "):
         name, sep, addr = part.partition(":")
         addr = addr.split("<", 1)[0]
         if sep and addr and not _VIRTUAL.match(name) and not _LINK_LOCAL.match(addr):
-            out.append((name.lstrip("[0123456789]"), addr))
+            out.append((name, addr))
     return out
 
 
@@ -108,20 +108,15 @@ def shared_hostname(events: pl.DataFrame, lang: str) -> list[Finding]:
     rows = events.filter((pl.col("kind") == "nccl.net_socket") & pl.col("host").is_not_null() & pl.col("value").is_not_null())
     if rows.height < 3:
         return []
-    out = []
-    seen: dict[tuple, list[tuple[str, int, str]]] = {}
-    for host, file, line, value in rows.select(pl.col("host").cast(pl.String), pl.col("file").cast(pl.String), "line",
-                                                "value").sort(["file", "line"]).iter_rows():
+    order: dict[tuple[str, str, str], list[str]] = {}  # (host, file, interface) → its addresses in line order
+    ordered = rows.sort(["file", "line"]).select(pl.col("host").cast(pl.String), pl.col("file").cast(pl.String), "value")
+    for host, file, value in ordered.iter_rows():
         for name, addr in _addresses(value):
-            seen.setdefault((host, file, name), []).append((addr, line, value))
-    for (host, file, name), items in sorted(seen.items()):
-        order = [addr for addr, _, _ in items]
-        changes = sum(1 for a, b in zip(order, order[1:], strict=False) if a != b)
-        if changes < 2:  # one address, or one after the other (a restart)
-            continue
-        addrs = sorted(set(order))
+            order.setdefault((host, file, name), []).append(addr)
+    for (host, file, name), addrs in sorted(order.items()):
+        if sum(1 for a, b in zip(addrs, addrs[1:], strict=False) if a != b) < 2:
+            continue  # one address, or one after the other (a restart)
         evidence = rows.filter((pl.col("host").cast(pl.String) == host) & (pl.col("file").cast(pl.String) == file))
-        out.append(make_finding("AN-SHARED-HOSTNAME", lang, evidence.head(5), hosts=[host], interface=name,
-                                values=", ".join(addrs[:6])))
-        break  # one finding says it
-    return out
+        return [make_finding("AN-SHARED-HOSTNAME", lang, evidence.head(5), hosts=[host], interface=name,
+                             values=", ".join(sorted(set(addrs))[:6]))]
+    return []

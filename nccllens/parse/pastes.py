@@ -42,7 +42,7 @@ def undo_paste(df: pl.DataFrame, block: bytes, stats: Notes) -> pl.DataFrame:
     if compose_block(block):
         # docker compose logs: every line behind its container's name and a bar ("trainer-1  | ")
         stats.note("docker compose's container prefixes ('name-1  | ') removed")
-        df = df.with_columns(raw.str.replace(_COMPOSE_STR, ""))
+        df = df.with_columns(raw.str.replace(_COMPOSE_ROW, ""))
     indent = block_indent(block)
     if indent:
         # a log pasted indented as a whole (a code block inside a list item or a quote): read it from its own start
@@ -62,17 +62,16 @@ AUTOLINK_MARK = b"](http"
 _AUTOLINK = r"\[([^\]\s]+)\]\(https?://[^)\s]*\)"
 
 # docker compose logs (v2 "name-1  | ", v1 "name_1  | "): the container's name, its index, padding and a bar
-_COMPOSE_STR = r"^[A-Za-z][\w.-]*[-_]\d+ +\| ?"
-_COMPOSE = re.compile(rb"(?:^|\n)[A-Za-z][\w.-]*[-_]\d+ +\| ")
-_COMPOSE_HEAD = re.compile(rb"[A-Za-z][\w.-]*[-_]\d+ +\| ")
+COMPOSE_PREFIX = r"[A-Za-z][\w.-]*[-_]\d+ +\| "  # the prefix table (``parse.prefixes``) knows it too
+_COMPOSE = re.compile(rb"(?:^|\n)" + COMPOSE_PREFIX.encode())
+_COMPOSE_ROW = "^" + COMPOSE_PREFIX + "?"  # an empty line's prefix may have lost its last blank in the paste
 
 
 def compose_block(block: bytes) -> bool:
     """Do (nearly) all of the block's lines start with a docker compose container prefix, its first among them?"""
-    if _COMPOSE_HEAD.match(block) is None:
+    if _COMPOSE.match(block) is None:
         return False
-    lines = block.count(b"\n") + (not block.endswith(b"\n")) - block.count(b"\n\n")
-    return sum(1 for _ in _COMPOSE.finditer(block)) >= QUOTED_SHARE * max(lines, 1)
+    return sum(1 for _ in _COMPOSE.finditer(block)) >= QUOTED_SHARE * max(_lines(block), 1)
 
 
 WRAP_SAMPLE = 1 << 14  # bytes of a block looked at for a wrap width (a paste from a terminal is small)
@@ -143,13 +142,9 @@ def block_indent(block: bytes) -> int:
         return 0
     if _UNINDENTED.search(block) is not None:
         return 0
-    widths = {len(m.group(0)) for m in _INDENTS.finditer(block)}
-    if not widths:
-        return 0
-    width = min(widths)
-    first = _INDENTS.search(block)
-    lead = first.group(0)[:width] if first is not None else b""
-    return width if lead and all(m.group(0).startswith(lead) for m in _INDENTS.finditer(block)) else 0
+    indents = [m.group(0) for m in _INDENTS.finditer(block)]
+    lead = min(indents, key=len, default=b"")
+    return len(lead) if lead and all(i.startswith(lead) for i in indents) else 0
 
 
 QUOTED_SHARE = 0.8  # of a block's non-empty lines, for its "> " marks to be a quote, not the log's own
@@ -162,5 +157,9 @@ def quoted_block(block: bytes) -> bool:
     if not block.lstrip()[:1] == b">":
         return False
     quoted = block.count(b"\n>") + block.startswith(b">")
-    lines = block.count(b"\n") + (not block.endswith(b"\n")) - block.count(b"\n\n") - block.startswith(b"\n")
-    return quoted >= 3 and quoted >= QUOTED_SHARE * max(lines, 1)
+    return quoted >= 3 and quoted >= QUOTED_SHARE * max(_lines(block), 1)
+
+
+def _lines(block: bytes) -> int:
+    """The block's non-blank lines, about (runs of blank lines counted once), at C speed."""
+    return block.count(b"\n") + (not block.endswith(b"\n")) - block.count(b"\n\n") - block.startswith(b"\n")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from nccllens import lazy_regex
+from nccllens.parse.pastes import COMPOSE_PREFIX
 
 _TS = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
 
@@ -122,7 +123,7 @@ SHAPES: tuple[Shape, ...] = (
                                r"|[A-Za-z_][\w.-]*@(?P<host3>[A-Za-z0-9][\w.-]*) (?:~|/)[^\s%#$]* [%#]) ")),
     # docker compose logs: the container's name and index, padded, and a bar ("trainer-1  | ", v1 "trainer_1  | ");
     # the name is compose's, not the host name the container's own lines print (NCCL's, a prompt's): not a host
-    Shape("compose", lazy_regex.compile(r"[A-Za-z][\w.-]*[-_]\d+ +\| ")),
+    Shape("compose", lazy_regex.compile(COMPOSE_PREFIX)),
     # pdsh / DeepSpeed's launcher: "host: "
     Shape("pdsh", lazy_regex.compile(r"(?P<host>[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): "), check=_pdsh_host),
     # a CI or benchmark harness's timestamp before another prefix
@@ -134,8 +135,8 @@ _ROLES = ("rank", "local_rank", "host", "host2", "host3", "pid", "ts")
 # how any shape can start (a digit, a bracket, a parenthesis, blank, "Rank N", a prompt, a host
 # name and ": ", or an asctime stamp): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left
 # as is after one test instead of one per shape
-_MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: |[A-Za-z][\w.-]*[-_]\d+ +\| "
-                                r"|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:")
+_MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: |" + COMPOSE_PREFIX
+                                + r"|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:")
 GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ]|\[\d+,\d+\]<(?:stdout|stderr)>:)")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
 GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
