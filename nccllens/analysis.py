@@ -109,14 +109,18 @@ def _rank0_suspect(findings, table, job, lang):
     return rank0_not_waiting(findings, table, {int(r): h for r, h in job.rank_hosts.items()}, lang)
 
 
+POINTERS = ("AN-FIRST-FAILURE",)  # findings that point at a failure line without reading it: they claim none
+
+
 def _unclaimed(table, hits, findings, lang):
     """Failure lines that no rule matched and no finding quotes: low-confidence causes of their own."""
     import polars as pl
 
     from nccllens.analyses.unclaimed import unclaimed_causes
 
-    quoted = pl.DataFrame({"file": [e.file for f in findings for e in f.evidence],
-                           "line": [e.line for f in findings for e in f.evidence]},
+    readers = [f for f in findings if f.rule not in POINTERS]
+    quoted = pl.DataFrame({"file": [e.file for f in readers for e in f.evidence],
+                           "line": [e.line for f in readers for e in f.evidence]},
                           schema={"file": pl.String, "line": pl.Int64})
     matched = [hit.events.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64)) for hit in hits]
     recognised = any(f.role == "cause" and f.severity in ("error", "critical") for f in findings)

@@ -105,6 +105,10 @@ def _reads_same_line_closer(a: Finding, b: Finding) -> bool:
     return (a.evidence[0].file, a.evidence[0].line) == (b.evidence[0].file, b.evidence[0].line)
 
 
+def _first_line(f: Finding) -> tuple[str, int]:
+    return (f.evidence[0].file, f.evidence[0].line) if f.evidence else ("", 0)
+
+
 def _refines(a: Finding, b: Finding) -> bool:
     return a.category == b.category and bool(a.ranks) and (not b.ranks or set(a.ranks) < set(b.ranks))
 
@@ -131,7 +135,7 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         # of their severity, time and confidence (a relay that names its writer's rank is no better placed)
         tier = _tier(f, job) if f.role == "cause" else 0
         return (_ROLE.get(f.role, 3), tier, _SEVERITY.get(f.severity, 3), t is None, t or datetime.max,
-                -f.confidence, f.rule, f.ranks, f.hosts, f.title, [(e.file, e.line) for e in f.evidence])
+                -f.confidence, _first_line(f), f.rule, f.ranks, f.hosts, f.title, [(e.file, e.line) for e in f.evidence])
 
     def can_explain(i: int, j: int) -> bool:
         a, b = findings[i], findings[j]
