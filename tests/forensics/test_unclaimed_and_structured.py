@@ -202,3 +202,29 @@ def test_an_unknown_xid_next_to_a_known_one_still_counts():
     top = nccllens.analyze(str(case)).findings[0]
     assert (top.rule, top.category, top.hosts) == ("NL-GPU-020", "gpu_hardware", ["192.168.11.119"])
     assert "62" in top.evidence[0].text
+
+
+def test_an_unread_warn_of_nccls_rdma_transport_is_an_ib_fault(tmp_path):
+    # https://github.com/aws/aws-ofi-nccl/issues/889 via fixtures/public/sagemaker_p4d_efa_provider_empty_ofi_init_failed_socket:
+    # the OFI plugin's own failure, a line no rule reads: its category comes from the transport that failed
+    text = "\n".join(line for line in lines_of("sagemaker_p4d_efa_provider_empty_ofi_init_failed_socket",
+                                               "cloudwatch.log").splitlines() if "Creating new endpoint" in line)
+    report = analyze(tmp_path, text + "\n")
+    top = report.findings[0]
+    assert top.rule == "AN-UNCLAIMED" and top.category == "ib_fabric"
+    assert top.hosts == ["ip-10-36-29-253"]
+
+
+def test_of_two_unread_failures_in_one_log_the_earlier_leads(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/276 via fixtures/public/dataparallel_reduce_invalid_root: NCCL rejects the
+    # Reduce (argcheck WARN, "-> 4" chain) and the process then aborts with "NCCL Error 4: invalid argument"
+    report = analyze(tmp_path, lines_of("dataparallel_reduce_invalid_root", "train.log"))
+    assert report.verdict.category == "nccl_internal"
+    assert "invalid root" in report.findings[0].title
+
+
+def test_an_nccl_warn_the_first_failure_points_at_is_still_a_cause(tmp_path):
+    # https://github.com/NVIDIA/DCGM/issues/304 via fixtures/public/nvls_bind_fail_nvlink_state: one WARN, the whole log
+    report = analyze(tmp_path, lines_of("nvls_bind_fail_nvlink_state", "nccl.log"))
+    assert report.verdict.category not in ("none", "unknown")
+    assert report.findings[0].role == "cause" and report.findings[0].hosts == ["gpu-stress-dgc86-xfpt6"]
