@@ -123,6 +123,10 @@ def chained_to(events: pl.DataFrame, claimed: pl.DataFrame) -> pl.DataFrame:
     return held.select("file", "line")
 
 
+# what an error line of a family says when nothing more specific does: a scheduler's or a container runtime's
+# error is about the job's allocation, the kernel's about the machine, a crash report about the process itself
+FAMILY_DEFAULT = {"python": "application_error", "log": "application_error", "cpp": "application_error",
+                  "slurm": "job_killed", "k8s": "job_killed", "harness": "job_killed", "kernel": "gpu_hardware"}
 WATCHDOG_FRAMES = lazy_regex.compile(r"[Ww]atchdog|checkTimeout")
 
 
@@ -146,7 +150,9 @@ def category_of(row: dict) -> str:
     for pattern, category in INNER_COMPILED:
         if pattern.search(text):
             return category
-    return "application_error" if exc or row.get("family") in ("python", "log") else "nccl_internal"
+    if exc:
+        return "application_error"
+    return FAMILY_DEFAULT.get(row.get("family") or "", "nccl_internal")
 
 
 FIELDS = ("kind", "family", "error_code", "signal", "exc_type", "message", "detail")

@@ -228,3 +228,14 @@ def test_an_nccl_warn_the_first_failure_points_at_is_still_a_cause(tmp_path):
     report = analyze(tmp_path, lines_of("nvls_bind_fail_nvlink_state", "nccl.log"))
     assert report.verdict.category not in ("none", "unknown")
     assert report.findings[0].role == "cause" and report.findings[0].hosts == ["gpu-stress-dgc86-xfpt6"]
+
+
+def test_an_unread_error_takes_its_familys_meaning_not_nccls():
+    from nccllens.analyses.unclaimed import category_of
+
+    def row(family, message):
+        return {"kind": f"{family}.step_error", "family": family, "message": message}
+
+    assert category_of(row("slurm", "*** STEP 5.0 STEPD TERMINATED DUE TO JOB NOT ENDING WITH SIGNALS ***")) == "job_killed"
+    assert category_of(row("kernel", "NVRM: GPU at PCI:0000:3b:00: GPU has an unusual state")) == "gpu_hardware"
+    assert category_of(row("nccl", "some WARN nobody reads")) == "nccl_internal"
