@@ -239,3 +239,4 @@ def test_an_unread_error_takes_its_familys_meaning_not_nccls():
     assert category_of(row("slurm", "*** STEP 5.0 STEPD TERMINATED DUE TO JOB NOT ENDING WITH SIGNALS ***")) == "job_killed"
     assert category_of(row("kernel", "NVRM: GPU at PCI:0000:3b:00: GPU has an unusual state")) == "gpu_hardware"
     assert category_of(row("nccl", "some WARN nobody reads")) == "nccl_internal"
+    assert category_of({"kind": "python.exception", "family": "python", "exc_type": "KeyboardInterrupt"}) == "job_killed"
