@@ -17,6 +17,7 @@ from nccllens.analyses.common import make_finding
 from nccllens.report.model import Finding
 
 FALLBACK = "AN-UNCLAIMED"
+SYMPTOM_ONLY = ("collective_timeout",)  # categories an unread line shows as a consequence, never as a cause
 CONFIDENCE = 0.35
 
 # ncclResult_t: 1 unhandled CUDA error, 2 system error, 3 internal error, 4 invalid argument,
@@ -200,6 +201,8 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
                                where=_where(ranks, hosts, first, lang), basis=_basis(first, lang))
         if _lone_warns(group, failed_heads):  # NCCL warned and no call failed after it: a sign, not the cause
             finding.severity, finding.role = "warning", "symptom"
+        elif category in SYMPTOM_ONLY:  # a timeout says only that something else did not arrive
+            finding.role = "symptom"
         out.append(finding)
     return out
 

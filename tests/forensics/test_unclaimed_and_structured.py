@@ -240,3 +240,12 @@ def test_an_unread_error_takes_its_familys_meaning_not_nccls():
     assert category_of(row("kernel", "NVRM: GPU at PCI:0000:3b:00: GPU has an unusual state")) == "gpu_hardware"
     assert category_of(row("nccl", "some WARN nobody reads")) == "nccl_internal"
     assert category_of({"kind": "python.exception", "family": "python", "exc_type": "KeyboardInterrupt"}) == "job_killed"
+
+
+def test_the_watchdogs_own_stack_is_a_symptom_and_the_rank_it_waited_for_is_named(tmp_path):
+    # https://github.com/stanford-futuredata/ColBERT/issues/318 via fixtures/public/colbert_rank0_faiss_kmeans_rank1_allreduce_seq5_timeout: rank 1's watchdog timeout and the
+    # C++ stack it printed ("Exception raised from checkTimeout"); rank 0, busy elsewhere, printed no timeout
+    report = analyze(tmp_path, lines_of("colbert_rank0_faiss_kmeans_rank1_allreduce_seq5_timeout", "indexing.log"))
+    unread = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+    assert all(f.role == "symptom" for f in unread)
+    assert report.findings[0].ranks == [0] and report.verdict.category == "collective_timeout"
