@@ -57,6 +57,7 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     findings += _ends_connecting(table, lang)
     findings += _unclaimed(table, hits, findings, lang)
     findings += _rank0_suspect(findings, table, job, lang)
+    findings += _silent_death(findings, table, lang)
     from nccllens.analyses.shutdown import quiet_after_finish, recovered_by_restart
 
     findings = _selected(findings, select, ignore)
@@ -110,6 +111,13 @@ def _rank0_suspect(findings, table, job, lang):
 
 
 POINTERS = ("AN-FIRST-FAILURE",)  # findings that point at a failure line without reading it: they claim none
+
+
+def _silent_death(findings, table, lang):
+    """A launcher's teardown with no error line anywhere: the worker that ended said nothing."""
+    from nccllens.analyses.silent_death import silent_worker_death
+
+    return silent_worker_death(findings, table, lang)
 
 
 def _unclaimed(table, hits, findings, lang):
