@@ -50,8 +50,10 @@ INNER = (
     (r"(?i)connection refused|timed out|failed to connect|no route to host|unreachable|name or service not known|"
      r"temporary failure in name resolution|could not resolve", "network_unreachable"),
     (r"(?i)connection reset|connection closed|broken pipe|closed by (?:remote )?peer|got 0 bytes|EOF", "peer_exited"),
-    # NCCL's RDMA transports (its IB verbs and AWS OFI plugins) reporting their own failure
-    (r"NET/IB\b|NET/OFI\b|\bibv_[a-z_]+\b|\bmlx5_\d", "ib_fabric"),
+    # NCCL's RDMA transports (its IB verbs and AWS OFI plugins) reporting their own failure: rules read their
+    # failures at run time (completion errors, async events, QP calls); what is left unread is a transport
+    # that did not start, after which NCCL carries on over sockets
+    (r"NET/IB\b|NET/OFI\b|\bibv_[a-z_]+\b|\bmlx5_\d", "ib_fallback"),
     (r"(?i)\bNCCL\b|nccl[A-Z]\w+Error", "nccl_internal"),
 )
 INNER_COMPILED = [(lazy_regex.compile(pattern), category) for pattern, category in INNER]

@@ -204,14 +204,14 @@ def test_an_unknown_xid_next_to_a_known_one_still_counts():
     assert "62" in top.evidence[0].text
 
 
-def test_an_unread_warn_of_nccls_rdma_transport_is_an_ib_fault(tmp_path):
+def test_an_unread_warn_of_nccls_rdma_transport_is_a_transport_that_did_not_start(tmp_path):
     # https://github.com/aws/aws-ofi-nccl/issues/889 via fixtures/public/sagemaker_p4d_efa_provider_empty_ofi_init_failed_socket:
     # the OFI plugin's own failure, a line no rule reads: its category comes from the transport that failed
     text = "\n".join(line for line in lines_of("sagemaker_p4d_efa_provider_empty_ofi_init_failed_socket",
                                                "cloudwatch.log").splitlines() if "Creating new endpoint" in line)
     report = analyze(tmp_path, text + "\n")
     top = report.findings[0]
-    assert top.rule == "AN-UNCLAIMED" and top.category == "ib_fabric"
+    assert top.rule == "AN-UNCLAIMED" and top.category == "ib_fallback"
     assert top.hosts == ["ip-10-36-29-253"]
 
 
