@@ -34,6 +34,9 @@ CASES = [
     # real: https://github.com/aws/aws-k8s-tester/pull/474 (a paste indented as a whole: a code block in a list)
     ("        [1,10]<stderr>:libfabric:22:1725400706::efa:domain:efa_domain_hmem_info_init_cuda():169<warn> Failed to "
      "register CUDA buffer with the EFA device", "libfabric:22:", None, 10, None),
+    # real: fixtures/public/slurm_srun_background_step_cancelled_on_ssh_logout/auth.log (a journal: "host ident[pid]: ")
+    ("Feb 15 01:52:09 eureka sshd[3478847]: pam_unix(sshd:session): session closed for user qiqig",
+     "pam_unix(sshd:session)", "eureka", None, None),
 ]
 
 

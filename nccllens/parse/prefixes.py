@@ -126,6 +126,10 @@ SHAPES: tuple[Shape, ...] = (
     Shape("compose", lazy_regex.compile(COMPOSE_PREFIX)),
     # pdsh / DeepSpeed's launcher: "host: "
     Shape("pdsh", lazy_regex.compile(r"(?P<host>[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): "), check=_pdsh_host),
+    # journald / syslog of a service's output (journalctl -u, /var/log/messages): "Nov 01 10:00:00 host ident[pid]: ";
+    # the kernel's own lines ("host kernel: ", no pid) are the kernel family's
+    Shape("syslog", lazy_regex.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,6})? (?P<host>[A-Za-z0-9][\w.-]*) "
+                                r"[\w./@-]+\[(?P<pid>\d+)\]: ")),
     # a CI or benchmark harness's timestamp before another prefix
     Shape("ci_ts", lazy_regex.compile(r"\[?(?P<ts>" + _TS + r")(?:Z|[+-]\d\d:?\d\d)?\]? +"), lead=True),
 )
@@ -136,7 +140,7 @@ _ROLES = ("rank", "local_rank", "host", "host2", "host3", "pid", "ts")
 # name and ": ", or an asctime stamp): a line matching none, like every NCCL line (``host:pid:tid [dev] NCCL ...``), is left
 # as is after one test instead of one per shape
 _MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9][\w-]*(?:\.[\w-]+)*: |" + COMPOSE_PREFIX
-                                + r"|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:")
+                                + r"|[A-Z][a-z]{2} (?:[A-Z][a-z]{2} )?[ \d]\d \d\d:")
 GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ]|\[\d+,\d+\]<(?:stdout|stderr)>:)")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
 GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
