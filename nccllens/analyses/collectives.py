@@ -15,6 +15,7 @@ from nccllens.analyses.common import (
     NONE,
     NOT_STATED,
     UNNAMED_OP,
+    PerLang,
     hosts_of,
     majority,
     make_finding,
@@ -111,8 +112,34 @@ def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -
             continue
         ranks, op, decided = odd_side(ops)
         out.append(make_finding(
-            "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), seq=seq, pg=pgk,
+            "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), pg=pgk,
+            at=PerLang(en=f"sequence {seq}", zh=f"第 {seq} 次集合通信"), seq=seq,
             op=op, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]), confidence=0.8 if decided else 0.5))
+    return out or _unnumbered_op_divergence(events, rank_hosts, lang)
+
+
+UNNUMBERED = PerLang(en="its first stuck work (these logs state no sequence number)",
+                     zh="各自第一个卡住的通信（日志里没有序号）")
+
+
+def _unnumbered_op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+    """Watchdogs that state no SeqNum (torch 1.9-1.10: "WorkNCCL(OpType=BROADCAST, Timeout(ms)=...)"): each
+    rank's first timed-out work is the oldest one it waits in; ranks whose first is another operation than the
+    others' are on another code path. Less sure than with numbers: a rank may have several works in flight."""
+    stuck = (events.filter((pl.col("kind") == "torch.watchdog_timeout") & pl.col("rank").is_not_null()
+                           & pl.col("seq").is_null() & pl.col("op").is_not_null())
+             .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk"))
+             .sort(["ts", "file", "line"], nulls_last=True))
+    out = []
+    for (pgk,), group in stuck.group_by(["pgk"], maintain_order=True):
+        ops = dict(group.group_by("rank", maintain_order=True).agg(pl.col("op").first()).iter_rows())
+        if len(set(ops.values())) < 2:
+            continue
+        ranks, op, decided = odd_side(ops)
+        firsts = group.group_by("rank", maintain_order=True).head(1)
+        out.append(make_finding(
+            "AN-OP-DIVERGENCE", lang, firsts, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), at=UNNUMBERED, pg=pgk,
+            op=op, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]), confidence=0.65 if decided else 0.4))
     return out
 
 

@@ -16,10 +16,11 @@ PG_PREFIX = lazy_regex.compile(
     r" ?(?:\((?P<desc>[^)]*)\))? )?Rank (?P<rank>\d+)\]"
 )
 
-# WorkNCCL(SeqNum=1, OpType=ALLREDUCE[, TensorShape=[..]][, NumelIn=1, NumelOut=1], Timeout(ms)=600000)
+# WorkNCCL(SeqNum=1, OpType=ALLREDUCE[, TensorShape=[..]][, NumelIn=1, NumelOut=1], Timeout(ms)=600000);
+# torch 1.9 states no SeqNum: WorkNCCL(OpType=BROADCAST[, TensorShape=[..]], Timeout(ms)=60000)
 # vendor forks: WorkXCCL(, WorkHCCL( ...
 WORK = lazy_regex.compile(
-    r"Work\w*\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, TensorShape=\[[^\]]*\])?"
+    r"Work\w*\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, TensorShape=\[[^\]]*\])?"
     r"(?:, NumelIn=(?P<nin>-?\d+), NumelOut=(?P<nout>-?\d+))?, Timeout\(ms\)=(?P<tmo>\d+)\)"
 )
 RAN_FOR = lazy_regex.compile(r" ran for (?P<ran>\d+) milliseconds before timing out")
@@ -57,7 +58,7 @@ def work_fields(text: str) -> dict:
     m = WORK.search(text)
     if not m:
         return {}
-    out = {"seq": int(m["seq"]), "op": m["op"], "timeout_ms": int(m["tmo"])}
+    out = {"seq": int(m["seq"]) if m["seq"] else None, "op": m["op"], "timeout_ms": int(m["tmo"])}
     size = group_size(m["op"], m["nin"], m["nout"])
     if size:
         out["_group_size"] = size
