@@ -30,7 +30,11 @@ _CANCEL = lazy_regex.compile(
     r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<ts>\S+)"
     r"(?: DUE TO (?P<reason>[A-Z][A-Z _]*?))?(?: by \S+)?(?: on (?P<node_old>\S+))? \*\*\*"
 )
-_OOM = lazy_regex.compile(r"Detected (?P<count>\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>\w+(?:\.\w+)?)")
+_OOM = lazy_regex.compile(r"Detected (?P<count>\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>\w+(?:\.\w+)?)"
+                          # the accounting plugin's own enforcement (JobAcctGatherParams=OverMemoryKill); its
+                          # "Exceeded job memory limit at some point." alone is a warning jobs finish after
+                          r"|(?:Job|Step) (?P<step2>\S+) exceeded memory limit \(\d+ > \d+\), being killed")
+_WENT_OVER = lazy_regex.compile(r"Exceeded (?:job|step) memory limit at some point")
 _TASKS = lazy_regex.compile(r"^srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
 _EXIT = lazy_regex.compile(r"Exited with exit code (?P<code>-?\d+)")
 _SRUN = lazy_regex.compile(
@@ -79,8 +83,10 @@ def _stepd(body: str) -> dict | None:
         return event
     oom = _OOM.search(rest)
     if oom:
-        return {"kind": "slurm.oom_kill", "key": oom["step"], "value": oom["count"], "host": _host(m["host"]),
+        return {"kind": "slurm.oom_kill", "key": oom["step"] or oom["step2"], "value": oom["count"], "host": _host(m["host"]),
                 "level": "error", "signal": "SIGKILL"}
+    if _WENT_OVER.search(rest):  # a warning, printed by jobs that finish too: no failure by itself
+        return {"kind": "slurm.memory_warning", "value": rest.strip(), "host": _host(m["host"]), "level": "warning"}
     if "error: " in body[: m.start("rest")]:
         return {"kind": "slurm.step_error", "value": rest.strip(), "host": _host(m["host"]), "level": "error"}
     return None

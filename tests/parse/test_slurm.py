@@ -148,3 +148,12 @@ def test_slurmstepd_with_its_host_after_a_dash_names_that_host_not_a_prefix_host
     top = report.findings[0]
     assert (report.verdict.category, top.hosts, top.ranks) == ("host_oom", ["gpu20-15"], [0])
     assert not any("slurmstepd-" in h for f in report.findings for h in f.hosts)
+
+
+def test_the_accounting_memory_kill_is_an_oom_kill_and_its_at_some_point_warning_is_not():
+    # real: https://github.com/bcbio/bcbio-nextgen/issues/2393 (killed), https://github.com/pepkit/geofetch/issues/13
+    # (the warning, printed by jobs that finished too)
+    kill, warning = run("slurmstepd-dback-c11-n01: error: Job 848444 exceeded memory limit (33715636 > 32757760), being killed\n"
+                        "slurmstepd: error: Exceeded job memory limit at some point.")
+    assert (kill["kind"], kill["host"], kill["key"], kill["signal"]) == ("slurm.oom_kill", "dback-c11-n01", "848444", "SIGKILL")
+    assert warning["kind"] == "slurm.memory_warning" and warning["level"] == "warning"
