@@ -41,6 +41,7 @@ EXCEPTION = {
     "socket.timeout": "network_unreachable", "gaierror": "network_unreachable",
     "ConnectionResetError": "peer_exited", "BrokenPipeError": "peer_exited", "ConnectionAbortedError": "peer_exited",
     "MemoryError": "host_oom",
+    "ResourceExhaustedError": "gpu_oom",  # TensorFlow's "OOM when allocating tensor ... on .../device:GPU:0"
     "KeyboardInterrupt": "job_killed",  # SIGINT: someone (or something) stopped the run from outside
 }
 # what a socket / store / runtime error says about its inner cause (errno names, CUDA and NCCL words)

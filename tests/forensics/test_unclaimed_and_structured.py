@@ -240,6 +240,8 @@ def test_an_unread_error_takes_its_familys_meaning_not_nccls():
     assert category_of(row("kernel", "NVRM: GPU at PCI:0000:3b:00: GPU has an unusual state")) == "gpu_hardware"
     assert category_of(row("nccl", "some WARN nobody reads")) == "nccl_internal"
     assert category_of({"kind": "python.exception", "family": "python", "exc_type": "KeyboardInterrupt"}) == "job_killed"
+    tf_oom = "tensorflow.python.framework.errors_impl.ResourceExhaustedError"
+    assert category_of({"kind": "python.exception", "family": "python", "exc_type": tf_oom}) == "gpu_oom"
 
 
 def test_the_watchdogs_own_stack_is_a_symptom_and_the_rank_it_waited_for_is_named(tmp_path):
