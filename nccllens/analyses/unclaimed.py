@@ -42,6 +42,7 @@ EXCEPTION = {
     "ConnectionResetError": "peer_exited", "BrokenPipeError": "peer_exited", "ConnectionAbortedError": "peer_exited",
     "MemoryError": "host_oom",
     "ResourceExhaustedError": "gpu_oom",  # TensorFlow's "OOM when allocating tensor ... on .../device:GPU:0"
+    "ActorDiedError": "peer_exited", "RayActorError": "peer_exited",  # a Ray actor's process went away
     "KeyboardInterrupt": "job_killed",  # SIGINT: someone (or something) stopped the run from outside
 }
 # what a socket / store / runtime error says about its inner cause (errno names, CUDA and NCCL words)

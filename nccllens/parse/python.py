@@ -23,7 +23,7 @@ FAMILY = "python"
 
 PREFILTER = (
     r"Traceback \(most recent call last\)"
-    r"|^ ?(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)(?::|\s*$)"
+    r"|^ ?(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)(?:\([A-Za-z_][\w.]*\))?(?::|\s*$)"
     r"|caught (?:\w+\.)*\w+(?:Error|Exception)"
     r"|DataLoader worker \(pid"
     r"|Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker"
@@ -47,7 +47,9 @@ _TRACEBACK = lazy_regex.compile(r"^(?P<indent>\s*)Traceback \(most recent call l
 # (DataLoader's "Caught X in DataLoader worker process N.", multiprocessing's spawn errors)
 _ORIGINAL = lazy_regex.compile(r"^\s*Original Traceback \(most recent call last\):")
 _FRAME = lazy_regex.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
-_EXC = lazy_regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::(?: (?P<text>.*))?)?$")
+# Ray names the exception its task raised in brackets after its own: RayTaskError(ValueError): ...
+_EXC = lazy_regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?:\((?P<inner>[A-Za-z_][\w.]*)\))?"
+                          r"(?::(?: (?P<text>.*))?)?$")
 _EXC_NAME = lazy_regex.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)$")
 _CHAIN = lazy_regex.compile(
     r"^(?:During handling of the above exception, another exception occurred:"
@@ -58,7 +60,8 @@ _CPP_FRAME = lazy_regex.compile(r"^\s*frame #\d+: (?P<func>.+?)(?: \+ 0x[0-9a-f]
 _CPP_NOISE = lazy_regex.compile(r"^(?:<unknown|_?Py|clone|start_thread|__libc|c10::Error::Error|c10::detail::)")
 _STANDALONE = lazy_regex.compile(
     r"^(?:\[rank(?P<rank>\d+)\] )?(?:.*?caught )?"
-    r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception))(?::\s?(?P<text>.*))?$"
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception))"
+    r"(?:\((?P<inner>[A-Za-z_][\w.]*)\))?(?::\s?(?P<text>.*))?$"
 )
 _DL_KILLED = lazy_regex.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<sig>[^.]+)\.")
 _DL_EXITED = lazy_regex.compile(
@@ -155,7 +158,7 @@ def fold_traceback(texts: list[str]) -> Traceback:
                 break  # a new, unrelated traceback
             i += 1
             continue
-        exc_type = exc["type"].removeprefix("builtins.")
+        exc_type = (exc["inner"] or exc["type"]).removeprefix("builtins.")  # the task's own over Ray's wrapper
         line_text = (exc["text"] or "").strip()
         tb.texts.append(f"{exc_type}: {line_text}" if line_text else exc_type)
         if tb.first is None:
@@ -280,7 +283,7 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[d
 def _exception_event(body: str) -> dict | None:
     m = _STANDALONE.match(body.strip())
     if m:
-        exc_type = m["type"].removeprefix("builtins.")
+        exc_type = (m["inner"] or m["type"]).removeprefix("builtins.")
         text = (m["text"] or "").strip()
         event = {"exc_type": exc_type, "message": f"{exc_type}: {text}" if text else exc_type}
         if m["rank"] is not None:

@@ -289,3 +289,12 @@ def test_a_bare_exception_line_is_an_exception_event():
 
 
 ROOT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "public"
+
+
+def test_ray_names_the_tasks_own_exception_in_brackets():
+    # real: https://github.com/ray-project/ray/issues/31828 via
+    # fixtures/public/ray_train_torchtrainer_worker_sigkill_oom_after_train_func_returns (colour codes that lost their ESC)
+    line = ("ray.exceptions.RayTaskError(RuntimeError): [36mray::TrainTrainable.train()[39m "
+            "(pid=1876, ip=100.97.252.234, repr=TorchTrainer)")
+    (event,) = run(line)
+    assert event["exc_type"] == "RuntimeError" and event["kind"] == "python.exception"
