@@ -12,53 +12,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens import lazy_regex
 from nccllens.analyses.common import make_finding
+from nccllens.analyses.unclaimed_categories import category_of
 from nccllens.report.model import Finding
 
 FALLBACK = "AN-UNCLAIMED"
 SYMPTOM_ONLY = ("collective_timeout",)  # categories an unread line shows as a consequence, never as a cause
 CONFIDENCE = 0.35
 
-# ncclResult_t: 1 unhandled CUDA error, 2 system error, 3 internal error, 4 invalid argument,
-# 5 invalid usage, 6 remote error (a peer went away), 7 in progress (not a failure)
-NCCL_RESULT = {1: "cuda_error", 2: "nccl_internal", 3: "nccl_internal", 4: "nccl_internal", 5: "nccl_internal",
-               6: "peer_exited"}
-SIGNAL = {"SIGKILL": "host_oom", "SIGBUS": "shm_exhausted", "SIGTERM": "job_killed", "SIGINT": "job_killed",
-          "SIGHUP": "job_killed", "SIGSEGV": "application_error", "SIGABRT": "application_error",
-          "SIGFPE": "application_error", "SIGILL": "config_mismatch"}
-# event kinds whose meaning the parser already fixed
-KIND = {"torch.watchdog_timeout": "collective_timeout", "torch.store_timeout": "rendezvous_timeout",
-        "torchrun.rendezvous_error": "rendezvous_timeout", "kernel.xid": "gpu_hardware", "kernel.sxid": "gpu_hardware",
-        "kernel.fallen_off_bus": "gpu_hardware", "kernel.ecc": "gpu_hardware", "kernel.oom_kill": "host_oom",
-        "slurm.oom_kill": "host_oom", "slurm.cancelled": "job_killed", "torch.fingerprint_mismatch": "rank_divergence"}
-# exception type (its last dotted part) -> category; any other type is the application's own error
-EXCEPTION = {
-    "OutOfMemoryError": "gpu_oom", "DistBackendError": "nccl_internal", "NCCLError": "nccl_internal",
-    "DistStoreError": "rendezvous_timeout", "RendezvousTimeoutError": "rendezvous_timeout",
-    "RendezvousClosedError": "peer_exited", "DistNetworkError": "network_unreachable",
-    "ConnectionRefusedError": "network_unreachable", "TimeoutError": "network_unreachable",
-    "socket.timeout": "network_unreachable", "gaierror": "network_unreachable",
-    "ConnectionResetError": "peer_exited", "BrokenPipeError": "peer_exited", "ConnectionAbortedError": "peer_exited",
-    "MemoryError": "host_oom",
-    "ResourceExhaustedError": "gpu_oom",  # TensorFlow's "OOM when allocating tensor ... on .../device:GPU:0"
-    "ActorDiedError": "peer_exited", "RayActorError": "peer_exited",  # a Ray actor's process went away
-    "KeyboardInterrupt": "job_killed",  # SIGINT: someone (or something) stopped the run from outside
-}
-# what a socket / store / runtime error says about its inner cause (errno names, CUDA and NCCL words)
-INNER = (
-    (r"(?i)out of memory", "gpu_oom"),
-    (r"(?i)CUDA error|CUDA kernel errors|CUBLAS_STATUS|cuDNN error|device-side assert", "cuda_error"),
-    (r"(?i)connection refused|timed out|failed to connect|no route to host|unreachable|name or service not known|"
-     r"temporary failure in name resolution|could not resolve", "network_unreachable"),
-    (r"(?i)connection reset|connection closed|broken pipe|closed by (?:remote )?peer|got 0 bytes|EOF", "peer_exited"),
-    # NCCL's RDMA transports (its IB verbs and AWS OFI plugins) reporting their own failure: rules read their
-    # failures at run time (completion errors, async events, QP calls); what is left unread is a transport
-    # that did not start, after which NCCL carries on over sockets
-    (r"NET/IB\b|NET/OFI\b|\bibv_[a-z_]+\b|\bmlx5_\d", "ib_fallback"),
-    (r"(?i)\bNCCL\b|nccl[A-Z]\w+Error", "nccl_internal"),
-)
-INNER_COMPILED = [(lazy_regex.compile(pattern), category) for pattern, category in INNER]
 # the launcher's and the wrappers' report of a failure found elsewhere: never the failure itself
 WRAPPERS = ("torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed", "torchrun.sigterm_sent",
             "torchrun.signal_received", "torchrun.state", "torch.taking_down", "torch.dump", "nccl.teardown",
@@ -127,38 +88,6 @@ def chained_to(events: pl.DataFrame, claimed: pl.DataFrame) -> pl.DataFrame:
     chains = heads.filter((pl.col("kind") == "nccl.backtrace") & pl.col("head").is_not_null())
     held = chains.join(claimed.unique(), left_on=["file", "head"], right_on=["file", "line"], how="semi")
     return held.select("file", "line")
-
-
-# what an error line of a family says when nothing more specific does: a scheduler's or a container runtime's
-# error is about the job's allocation, the kernel's about the machine, a crash report about the process itself
-FAMILY_DEFAULT = {"python": "application_error", "log": "application_error", "cpp": "application_error",
-                  "slurm": "job_killed", "k8s": "job_killed", "harness": "job_killed", "kernel": "gpu_hardware"}
-WATCHDOG_FRAMES = lazy_regex.compile(r"[Ww]atchdog|checkTimeout")
-
-
-def category_of(row: dict) -> str:
-    code, signal, exc = row.get("error_code"), row.get("signal"), row.get("exc_type")
-    if row.get("kind") == "cpp.raised" and WATCHDOG_FRAMES.search(f"{row.get('message') or ''} {row.get('detail') or ''}"):
-        return "collective_timeout"  # a C++ exception the NCCL watchdog raised: its timeout
-    if row.get("kind") in KIND:
-        return KIND[row["kind"]]
-    if (row.get("kind") or "").startswith("nccl.") and code in NCCL_RESULT:
-        return NCCL_RESULT[code]
-    if signal in SIGNAL:
-        return SIGNAL[signal]
-    text = f"{row.get('message') or ''} {row.get('detail') or ''}"
-    if exc:
-        short = str(exc).rsplit(".", 1)[-1]
-        if short in EXCEPTION or str(exc) in EXCEPTION:
-            return EXCEPTION.get(short) or EXCEPTION[str(exc)]
-        if short not in ("RuntimeError", "Error", "Exception", "SystemExit"):
-            return "application_error"
-    for pattern, category in INNER_COMPILED:
-        if pattern.search(text):
-            return category
-    if exc:
-        return "application_error"
-    return FAMILY_DEFAULT.get(row.get("family") or "", "nccl_internal")
 
 
 FIELDS = ("kind", "family", "error_code", "signal", "exc_type", "message", "detail")

@@ -231,7 +231,7 @@ def test_an_nccl_warn_the_first_failure_points_at_is_still_a_cause(tmp_path):
 
 
 def test_an_unread_error_takes_its_familys_meaning_not_nccls():
-    from nccllens.analyses.unclaimed import category_of
+    from nccllens.analyses.unclaimed_categories import category_of
 
     def row(family, message):
         return {"kind": f"{family}.step_error", "family": family, "message": message}
