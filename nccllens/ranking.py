@@ -106,7 +106,8 @@ def _reads_same_line_closer(a: Finding, b: Finding) -> bool:
 
 
 def _first_line(f: Finding) -> tuple[str, int]:
-    return (f.evidence[0].file, f.evidence[0].line) if f.evidence else ("", 0)
+    """Where a finding's first evidence line is: the earlier of two otherwise equal findings comes first."""
+    return (str(f.evidence[0].file or ""), int(f.evidence[0].line or 0)) if f.evidence else ("", 0)
 
 
 def _refines(a: Finding, b: Finding) -> bool:
