@@ -336,6 +336,23 @@ def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
                      _wrap_width(sample) if width is False else width)
 
 
+def stated_host(raws: Sequence[str]) -> str | None:
+    """The one host a file states on a line of its own ("Hostname: cn-251", submitit's task header), for a
+    file none of whose lines became an event (a shell prompt counts only beside events: its "@" is no
+    candidate literal, so only the full frame holds it)."""
+    hosts = set()
+    for raw in raws[:SAMPLE]:
+        if "ost" in raw[:12]:
+            h = _HOSTNAME_LINE.match(raw)
+            if h:
+                hosts.add(h["host"])
+        elif "JobEnvironment(" in raw:
+            t = _TASK_HEADER.search(raw)
+            if t:
+                hosts.add(t["host"])
+    return next(iter(hosts)) if len(hosts) == 1 else None
+
+
 def host_marks(sample: Sequence[str]) -> tuple[tuple[int, str], ...]:
     """The line numbers (from 1) of the sample's shell prompts and host-naming lines, with the host each names."""
     prompt = _BY_NAME["prompt"].pattern
