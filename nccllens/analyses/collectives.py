@@ -105,17 +105,23 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
 def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """Ranks stuck at the same SeqNum of one PG with different op types: the minority diverged."""
     stuck = _stuck(events).filter((pl.col("kind") == "torch.watchdog_timeout") & pl.col("op").is_not_null())
-    out = []
-    for (pgk, seq), group in stuck.group_by(["pgk", "seq"], maintain_order=True):
-        ops = dict(group.group_by("rank").agg(pl.col("op").first()).iter_rows())
-        if len(set(ops.values())) < 2:
-            continue
-        ranks, op, decided = odd_side(ops)
-        out.append(make_finding(
-            "AN-OP-DIVERGENCE", lang, group, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), pg=pgk,
-            at=PerLang(en=f"sequence {seq}", zh=f"第 {seq} 次集合通信"), seq=seq,
-            op=op, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]), confidence=0.8 if decided else 0.5))
-    return out or _unnumbered_op_divergence(events, rank_hosts, lang)
+    out = [_op_divergence(group, group, pgk, PerLang(en=f"sequence {seq}", zh=f"第 {seq} 次集合通信"), (0.8, 0.5),
+                          rank_hosts, lang)
+           for (pgk, seq), group in stuck.group_by(["pgk", "seq"], maintain_order=True)]
+    return [f for f in out if f] or _unnumbered_op_divergence(events, rank_hosts, lang)
+
+
+def _op_divergence(group: pl.DataFrame, evidence: pl.DataFrame, pgk: str, at, confidence: tuple[float, float],
+                   rank_hosts: dict[int, str], lang: str) -> Finding | None:
+    """The finding for one stuck collective whose ranks (``group``) wait in different ops, or None; ``confidence``
+    is (a majority decided, no majority)."""
+    ops = dict(group.group_by("rank", maintain_order=True).agg(pl.col("op").first()).iter_rows())
+    if len(set(ops.values())) < 2:
+        return None
+    ranks, op, decided = odd_side(ops)
+    return make_finding(
+        "AN-OP-DIVERGENCE", lang, evidence, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), pg=pgk, at=at, op=op,
+        ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]), confidence=confidence[0 if decided else 1])
 
 
 UNNUMBERED = PerLang(en="its first stuck work (these logs state no sequence number)",
@@ -130,17 +136,10 @@ def _unnumbered_op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], 
                            & pl.col("seq").is_null() & pl.col("op").is_not_null())
              .with_columns(pl.coalesce(pl.col("pg"), pl.lit("0")).alias("pgk"))
              .sort(["ts", "file", "line"], nulls_last=True))
-    out = []
-    for (pgk,), group in stuck.group_by(["pgk"], maintain_order=True):
-        ops = dict(group.group_by("rank", maintain_order=True).agg(pl.col("op").first()).iter_rows())
-        if len(set(ops.values())) < 2:
-            continue
-        ranks, op, decided = odd_side(ops)
-        firsts = group.group_by("rank", maintain_order=True).head(1)
-        out.append(make_finding(
-            "AN-OP-DIVERGENCE", lang, firsts, ranks=ranks, hosts=hosts_of(ranks, rank_hosts), at=UNNUMBERED, pg=pgk,
-            op=op, ops=", ".join(f"{r}:{o}" for r, o in sorted(ops.items())[:16]), confidence=0.65 if decided else 0.4))
-    return out
+    out = [_op_divergence(group, group.group_by("rank", maintain_order=True).head(1), pgk, UNNUMBERED, (0.65, 0.4),
+                          rank_hosts, lang)
+           for (pgk,), group in stuck.group_by(["pgk"], maintain_order=True)]
+    return [f for f in out if f]
 
 
 @reads("torch.pg_status")

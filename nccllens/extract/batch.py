@@ -19,11 +19,10 @@ from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
 from nccllens.parse import nccl_frame
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense_rows import describe
-from nccllens.parse.facts_frame import facts_of_files, with_facts
+from nccllens.parse.facts_frame import facts_of_files, stated_host_of, with_facts
 from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
-from nccllens.parse.prefixes import SAMPLE, stated_host
 from nccllens.parse.survivors import (
     fill_path_hints,
     follower,
@@ -144,9 +143,8 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 line_no, raw = big.row(r1 - 1)[1:3]
                 rows.append(file_end_event(sources[i].path, line_no - (starts[k] - 1), raw, hints))
             count, hosts = regular_of.get(k, (0, set()))
-            if k not in hints_k and not count and r1 > r0:  # no line became an event: the host a line names
-                named = stated_host(big["raw"].slice(r0, min(r1 - r0, SAMPLE)).to_list())
-                hosts = hosts | ({named} if named else set())
+            if k not in hints_k and not count and r1 > r0:  # no line became an event: the host a line states
+                hosts = hosts | set(filter(None, [stated_host_of(big["raw"].slice(r0, r1 - r0))]))
             fill_path_hints(rows[before:], hints, hosts | named_hosts.get(sources[i].path, set()))
             info.events = len(rows) - before + count
             results[i] = (ev.empty(), info, sm.empty())

@@ -23,11 +23,11 @@ from nccllens.ingest.sources import ArchiveLimit, MemberUnreadable, Source
 from nccllens.parse.base import FileContext
 from nccllens.parse.dense import empty_partial, merge, owned
 from nccllens.parse.dense_rows import describe
+from nccllens.parse.facts_frame import stated_host_of
 from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, blocks, frame
 from nccllens.parse.pastes import WRAPPED_PIECE
 from nccllens.parse.pieces import candidate_lines
-from nccllens.parse.prefixes import SAMPLE, stated_host
 from nccllens.parse.survivors import fill_path_hints, parse_block
 from nccllens.prefilter import Plan
 from nccllens.regex_groups import Patterns
@@ -86,7 +86,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     info.host, info.rank = hints.host, hints.rank
     stats = ReadStats()
     rows: list[dict] = []
-    named: str | None = None  # the host the file's own "Hostname:" line names ("": none)
+    head: pl.Series | None = None  # the first block's (candidate) lines: where a file states its host
     regular: list[pl.DataFrame] = []  # events of the regular NCCL lines, parsed as tables (``parse.nccl_frame``)
     dense = empty_partial()  # the dense families' groups so far, folded block by block (``merge``)
     summary = sm.empty()
@@ -128,8 +128,8 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
             else:
                 df, block_last, hits = cand.frame, cand.last, cand.hits
             block_rows, partial, table = parse_block(df, pattern, rule_pattern, ctx, hints, hits)
-            if named is None:  # the file's first block: the host a "Hostname:" line names, if any
-                named = (stated_host(df["raw"].head(SAMPLE).to_list()) or "") if df.height else ""
+            if head is None:
+                head = df["raw"]
             rows.extend(block_rows)
             if table.height:
                 regular.append(table)
@@ -152,8 +152,8 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     info.notes.extend(stats.notes)
     stated = {h for t in regular for h in t["host"].unique().to_list() if h}
     stated = stated.union(*summarised_hosts(summary_rows).values())  # one file: every host its NCCL lines name
-    if named and not regular and all(r["kind"] == "other.file_end" for r in rows):  # no line became an event
-        stated.add(named)
+    if head is not None and not regular and all(r["kind"] == "other.file_end" for r in rows):
+        stated.update(filter(None, [stated_host_of(head)]))  # no line became an event: the host a line states
     events = ev.from_rows(fill_path_hints(rows, hints, stated))
     events = collapse(ev.concat([events, *regular]) if regular else events)  # repeated events counted, not stored
     info.events = events.height

@@ -14,7 +14,7 @@ from dataclasses import replace
 import polars as pl
 
 from nccllens.ingest.layout import PathHints
-from nccllens.parse.prefixes import FACT_HINTS, SAMPLE, WRAP_MIN, FileFacts, file_facts
+from nccllens.parse.prefixes import FACT_HINTS, SAMPLE, WRAP_MIN, FileFacts, file_facts, stated_host
 
 _RAW = pl.col("raw")
 _META = set("\\.+*?()|[]{}^$#&-~")
@@ -84,3 +84,12 @@ def with_file_facts(hints: PathHints, raws) -> PathHints:
     if isinstance(raws, pl.Series):
         return with_facts(hints, facts_of_files(raws, [(0, raws.len())])[0])
     return with_facts(hints, file_facts(raws))
+
+
+_STATES_HOST = "ostname|Host name|JobEnvironment\\("
+
+
+def stated_host_of(raw: pl.Series) -> str | None:
+    """``stated_host`` of a file's first ``SAMPLE`` lines (``raw``), only the lines that may state one in Python."""
+    head = raw.head(SAMPLE)
+    return stated_host(head.filter(head.str.contains(_STATES_HOST)).to_list())

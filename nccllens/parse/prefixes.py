@@ -195,6 +195,14 @@ _TASK_HEADER = lazy_regex.compile(r"JobEnvironment\((?=.*?\bhostname=(?P<host>[\
 _HOSTNAME_LINE = lazy_regex.compile(r"^(?:Hostname|hostname|HOSTNAME|Host name)\s*[:=]\s*(?P<host>[A-Za-z0-9][\w.-]{0,62})\s*$")
 
 
+def _hostname_line(raw: str) -> str | None:
+    """The host a "Hostname: cn-251" line states (its marker sits in the first columns: one cheap test first)."""
+    if "ost" not in raw[:12]:
+        return None
+    h = _HOSTNAME_LINE.match(raw)
+    return h["host"] if h else None
+
+
 def parse_ts(text: str) -> datetime | None:
     text = text.rstrip("Z").replace("T", " ").replace(",", ".")
     head, _, frac = text.partition(".")
@@ -311,10 +319,9 @@ def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
             p = prompt.match(raw)
             if p:
                 prompts[p["host"] or p["host2"] or p["host3"]] += 1
-        if "ost" in raw[:12]:
-            h = _HOSTNAME_LINE.match(raw)
-            if h:
-                prompts[h["host"]] += 1
+        named = _hostname_line(raw)
+        if named:
+            prompts[named] += 1
         if "JobEnvironment(" in raw:
             t = _TASK_HEADER.search(raw)
             if t:
@@ -342,14 +349,9 @@ def stated_host(raws: Sequence[str]) -> str | None:
     candidate literal, so only the full frame holds it)."""
     hosts = set()
     for raw in raws[:SAMPLE]:
-        if "ost" in raw[:12]:
-            h = _HOSTNAME_LINE.match(raw)
-            if h:
-                hosts.add(h["host"])
-        elif "JobEnvironment(" in raw:
-            t = _TASK_HEADER.search(raw)
-            if t:
-                hosts.add(t["host"])
+        named = _hostname_line(raw)
+        task = None if named or "JobEnvironment(" not in raw else _TASK_HEADER.search(raw)
+        hosts.update(h for h in (named, task and task["host"]) if h)
     return next(iter(hosts)) if len(hosts) == 1 else None
 
 
@@ -363,10 +365,9 @@ def host_marks(sample: Sequence[str]) -> tuple[tuple[int, str], ...]:
             if p:
                 out.append((i, p["host"] or p["host2"] or p["host3"]))
                 continue
-        if "ost" in raw[:12]:
-            h = _HOSTNAME_LINE.match(raw)
-            if h:
-                out.append((i, h["host"]))
+        named = _hostname_line(raw)
+        if named:
+            out.append((i, named))
     return tuple(out)
 
 
