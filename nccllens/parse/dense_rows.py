@@ -139,7 +139,9 @@ def _said(raw: str, fam: str, hints) -> dict:
                        nranks=_number(m["nranks"]), redop=_number(m["redop"]))
         t = _TRANSPORT.search(p.message) if fam == "nccl.transport" else None
         if t:
-            out.update(seq=_number(t["src"]), value=t["dir"])
+            # the process that prints a transport line is its sender, but a ``[receive]`` line is printed by
+            # the receiver: ``1[3000] -> 0[3000] [receive]`` comes from rank 0
+            out.update(seq=_number(t["dst"] if t["dir"] == "receive" else t["src"]), value=t["dir"])
     elif fam == "progress":
         m = _STEP.search(p.message)
         e = None if m else _EPOCH.search(p.message)

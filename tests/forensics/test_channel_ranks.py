@@ -43,3 +43,20 @@ def test_a_process_in_two_communicators_gets_no_rank_from_channels(tmp_path):
         OPEN_SORA.replace("0[1020] -> 3[1050]", "1[1020] -> 3[1050]"))
     top = nccllens.analyze(str(tmp_path)).findings[0]
     assert top.category == "gpu_oom" and top.ranks == []
+
+
+# source: https://github.com/NVIDIA/nccl/issues/380 (NCCL 2.7.8, XGBoost on Spark, two nodes over RoCE): the
+# ``[receive]`` line is printed by the receiving rank, the ``[send]`` line by the sender
+SPARK = """\
+spark01:2683:2826 [0] NCCL INFO Channel 00 : 1[3000] -> 0[3000] [receive] via NET/IB/0
+spark01:2683:2826 [0] NCCL INFO Channel 00 : 0[3000] -> 1[3000] [send] via NET/IB/0
+
+spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed
+"""
+
+
+def test_receive_lines_name_the_receiver(tmp_path):
+    (tmp_path / "node1.log").write_text(SPARK)
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert top.category == "ib_fabric"
+    assert top.ranks == [0] and top.hosts == ["spark01"]
