@@ -79,6 +79,9 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     raise_ipoib_fallback(findings, table, job, summaries)  # ...and a fallback between nodes that have InfiniBand
     quiet_idle_socket_iface(findings, table)  # a socket interface list is idle where NCCL runs over IB
     quiet_fallback_without_rdma(findings, table)  # no IB device is no fallback where no node shows RDMA
+    from nccllens.analyses.latent import quiet_latent
+
+    quiet_latent(findings, {r.id for r in rules if r.latent}, table, ranks)  # a condition, in a run that did not fail
     verdict, ranked = rank_findings(findings, table, job, lang, recovered, harmless=_harmless(hits, table))
     if config is not None:  # the configuration used is named with the inputs
         inputs.append(InputFile(path=config, kind="configuration", notes=["read as nccllens configuration"]))

@@ -361,6 +361,25 @@ def test_a_record_wrapped_by_a_terminal_is_rejoined(tmp_path, width):
     assert events.select("line", "rank", "seq", "op", "timeout_ms").rows() == [(1, 0, 1580, "ALLREDUCE", 600000)]
 
 
+def test_each_file_of_a_job_is_unwrapped_on_its_own_lines(tmp_path):
+    # real: fixtures/wrong_socket_ifname (a torchrun job made for this project, gloo on CPU), every line of both
+    # nodes' consoles hard-wrapped at 100 columns: small files are read together, but whether a file was
+    # wrapped, and at what width, is read off that file alone
+    from pathlib import Path
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[1] / "fixtures" / "wrong_socket_ifname"
+    for node in ("node-a", "node-b"):
+        text = (case / node / "console.log").read_text(encoding="utf-8")
+        wrapped = "\n".join("\n".join(line[i:i + 100] for i in range(0, max(len(line), 1), 100))
+                            for line in text.split("\n"))
+        (tmp_path / node).mkdir()
+        (tmp_path / node / "console.log").write_text(wrapped, encoding="utf-8")
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert (top.category, top.ranks, list(top.hosts)) == ("network_interface", [2, 3], ["node-b"])
+
+
 def test_lines_of_one_width_that_each_begin_a_record_stay_apart():
     # real: fixtures/public/opensora_nccl_enqueue_cuda_oom/train.log: twelve NCCL lines of the same length
     import polars as pl

@@ -74,6 +74,7 @@ class Rule:
     examples: tuple[Example, ...] = ()
     source: Path | None = None
     culprit: str = "reporter"  # CULPRITS
+    latent: bool = False  # a condition that fails jobs but is harmless in one that did not fail (context then)
 
     def text_for(self, lang: str) -> Text:
         return self.text.get(lang) or self.text["en"]
@@ -127,4 +128,5 @@ def rule_from_dict(data: dict[str, Any], source: Path | None = None) -> Rule:
         examples=examples,
         source=source,
         culprit=data.get("culprit", "reporter"),
+        latent=bool(data.get("latent", False)),
     )

@@ -29,8 +29,8 @@ PLACEHOLDERS = frozenset(
     | set(TYPED_COLUMNS)
 )
 
-TOP_KEYS = ("id", "aliases", "category", "severity", "role", "confidence", "references", "culprit", "match",
-            "explains", "en", "zh", "examples")
+TOP_KEYS = ("id", "aliases", "category", "severity", "role", "confidence", "references", "culprit", "latent",
+            "match", "explains", "en", "zh", "examples")
 # no "zh": a rule of one's own may give English only (Chinese reports fall back to it; ``rules check`` notes it)
 REQUIRED_TOP = ("id", "category", "severity", "role", "match", "en", "examples")
 MATCH_KEYS = ("kinds", "pattern", "where", "min_ranks", "min_hosts", "single_host", "requires", "absent",
@@ -157,6 +157,8 @@ def _check_header(c: _Checker, stem: str | None) -> None:
         c.add(("references",), "references must be a list of strings (URLs)")
     if "culprit" in d and d["culprit"] not in CULPRITS:
         c.add(("culprit",), f"culprit {d['culprit']!r} must be one of {', '.join(CULPRITS)}")
+    if "latent" in d and not isinstance(d["latent"], bool):
+        c.add(("latent",), "latent must be true or false")
 
 
 def _check_match(c: _Checker, m: dict) -> None:

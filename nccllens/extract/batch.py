@@ -87,7 +87,9 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
             info.lines = cand.counts[k] if cand is not None else data.count(b"\n")
             line += info.lines
         if cand is None:
-            big = frame(b"".join(d for _, d, _ in batch), 1, ReadStats())
+            # file by file: how a paste was wrapped (indented, quoted, hard-wrapped by a terminal) is read per
+            # file, never off a neighbour's lines
+            big = pl.concat([frame(d, start, ReadStats()) for (_, d, _), start in zip(batch, starts, strict=True)])
         else:
             big = cand.frame
         big = big.with_row_index("row")
