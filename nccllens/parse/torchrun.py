@@ -42,8 +42,9 @@ PREFILTER = (
     r"|Rendezvous\w*Error|The node '[^']*' (?:has failed to|has joined round|attempts to join)"
     r"|Detected dead node|have been removed from the rendezvous"
     r"|^\s*(?:Root Cause \(first observed failure\)|Root Cause|Failures|Other Failures):\s*$"
-    # an entry pasted without its head starts at its time row, padded to torchrun's fixed key width
-    r"|^\s{1,4}time      : \d{4}-\d\d-\d\d_\d\d:\d\d:\d\d\s*$"
+    # an entry pasted without its head starts at its time row, padded to torchrun's fixed key width (not
+    # indented where the paste was: a block indented as a whole is read dedented)
+    r"|^\s{0,4}time      : \d{4}-\d\d-\d\d_\d\d:\d\d:\d\d\s*$"
 )
 
 

@@ -194,18 +194,21 @@ def table_events(line: Line, section: str, ctx: FileContext) -> list[dict]:
     return events
 
 
-ORPHAN_FIELD = lazy_regex.compile(r"^\s{1,4}time\s*:\s*\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d\s*$")
+ORPHAN_FIELD = lazy_regex.compile(r"^\s{0,4}time\s*:\s*\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d\s*$")
 
 
 def orphan_entry_events(line: Line, ctx: FileContext) -> list[dict]:
     """One failure-table entry pasted without its section and ``[i]:`` head (a ticket quoting the rows from
     ``time :`` on): read the same way, as long as the rows go on and name an exit code."""
     entry = _Entry(line)
-    if not entry.take(line, _body(line, ctx.year).rstrip()):
+    first = _body(line, ctx.year).rstrip()
+    # a paste indented as a whole is read dedented: its rows lost the two columns torchrun indents them by
+    pad = "" if first[:1].isspace() else "  "
+    if not entry.take(line, pad + first):
         return []
     last = line
     for row in ctx.lines_after(line, MAX_TABLE_LINES):
-        body = _body(row, ctx.year).rstrip()
+        body = pad + _body(row, ctx.year).rstrip()
         if _BORDER.match(body) or SECTION.match(body) or _ENTRY.match(body.strip()) or not entry.take(row, body):
             break
         last = row

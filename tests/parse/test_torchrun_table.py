@@ -234,3 +234,26 @@ def test_the_rows_of_a_whole_table_are_read_once():
     text = open(f"{PROJECT}/fixtures/public/cogvlm_torchrun_2x4090_rank0_sigkill_from_pretrained_ram_doubling/"
                 "torchrun.log").read()
     assert [(e["kind"], e["rank"]) for e in run(text)] == [("torchrun.failure", 1), ("torchrun.root_cause", 0)]
+
+
+def test_entry_pasted_from_its_time_row_reads_when_the_whole_paste_was_indented(tmp_path):
+    # https://github.com/speechbrain/speechbrain/issues/2397: the ticket quotes one failure entry from its
+    # ``time :`` row on; every line of the paste is indented, so the block is read dedented
+    import nccllens
+
+    case = Path(PROJECT) / "fixtures/public/speechbrain_ddp_rank1_intra_epoch_ckpt_delete_race_torchelastic_record"
+    head = (case / "torchrun_failure_record.log").read_text(encoding="utf-8").split("\n")[:6]
+    (tmp_path / "record.log").write_text("\n".join(head) + "\n", encoding="utf-8")
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert (top.rule, top.category, top.ranks) == ("NL-APP-016", "application_error", [1])
+    assert top.hosts == ["sbx-60283d040ccf4433b126ad86e96ba6ac-5ff484847d-kcvm5"]
+
+
+def test_root_cause_entry_with_exit_code_1_names_its_rank(tmp_path):
+    # https://github.com/hiyouga/LlamaFactory/issues/9194 (fixtures/public/llamafactory_zero3_allgather_params_valueerror_rank5_
+    # root_cause): the worker's traceback was cut before its exception; the failure table names rank 5
+    import nccllens
+
+    case = Path(PROJECT) / "fixtures/public/llamafactory_zero3_allgather_params_valueerror_rank5_root_cause"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert (top.category, top.ranks, top.hosts) == ("application_error", [5], ["42d397e80282"])
