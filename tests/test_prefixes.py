@@ -380,6 +380,16 @@ def test_each_file_of_a_job_is_unwrapped_on_its_own_lines(tmp_path):
     assert (top.category, top.ranks, list(top.hosts)) == ("network_interface", [2, 3], ["node-b"])
 
 
+@pytest.mark.parametrize("stamp", ["2023-10-06T00:17:09.669794202Z stdout F ",  # containerd
+                                   "2023-10-06T00:17:09.669794202+00:00 stderr F "])  # CRI-O
+def test_a_container_runtime_log_file_prefix_is_read(stamp):
+    # synthetic: the CRI log-file prefix (RFC 3339 time, stream, full-line tag, as /var/log/pods holds it) in
+    # front of a real NCCL line (fixtures/public/nccl380_xgboost_spark_2node_a100_roce_ibv_create_cq)
+    p = strip(stamp + "spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed")
+    assert p.message == "spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed"
+    assert p.ts is not None and (p.ts.hour, p.ts.minute) == (0, 17)
+
+
 def test_lines_of_one_width_that_each_begin_a_record_stay_apart():
     # real: fixtures/public/opensora_nccl_enqueue_cuda_oom/train.log: twelve NCCL lines of the same length
     import polars as pl

@@ -92,8 +92,10 @@ def _sglang(m: re.Match[str]) -> dict:
 
 
 SHAPES: tuple[Shape, ...] = (
-    # kubectl logs --timestamps / GitHub Actions: RFC 3339 with Z
-    Shape("k8s_ts", lazy_regex.compile(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z) ")),
+    # kubectl logs --timestamps / GitHub Actions: RFC 3339 with Z; a container runtime's own log file (CRI:
+    # /var/log/pods, what log collectors ship) adds the stream and a full/partial tag, and CRI-O an offset
+    Shape("k8s_ts", lazy_regex.compile(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d))"
+                                r"(?: (?:stdout|stderr) [FP])? ")),
     # kubectl logs --prefix: [pod/<name>/<container>]
     Shape("kubectl", lazy_regex.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]+\] ")),
     # Open MPI --tag-output (mpirun, horovodrun over MPI): [jobid,rank]<stream>:
