@@ -69,6 +69,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         net_facts,
         opcounts,
         progress,
+        seq_split,
         stacks,
         stragglers,
     )
@@ -83,6 +84,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
     out: list[tuple[Callable, Callable]] = [
         (collectives.absent_from_collective, lambda: (events, ws.size, hosts, seen, lang, dead())),
         (collectives.op_divergence, lambda: (events, hosts, lang)),
+        (seq_split.seq_split, lambda: (events, hosts, lang)),
         (collectives.enqueue_lead, lambda: (events, hosts, lang)),
         (collectives.ras_mismatch, lambda: (events, hosts, lang)),
         (missing.node_never_joined, lambda: (events, ws, lang)),

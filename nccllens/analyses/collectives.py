@@ -30,7 +30,7 @@ BEHIND_AT_MOST = 16  # collectives a rank's own timed-out work may trail the oth
 NEVER_SEEN_SHARE = 0.25  # more absent ranks than this, never seen at all: missing logs, not a culprit
 
 
-def _stuck(events: pl.DataFrame) -> pl.DataFrame:
+def stuck_works(events: pl.DataFrame) -> pl.DataFrame:
     """The stuck works, keyed by process group: its name where the line states it, and where unnamed works
     show two or more timeouts, the timeout too (one group's works share one timeout)."""
     return (events.filter(pl.col("kind").is_in(STUCK_KINDS) & pl.col("rank").is_not_null() & pl.col("seq").is_not_null())
@@ -63,7 +63,7 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
                            ranks_seen: set[int], lang: str, dead: set[int] | frozenset = frozenset()) -> list[Finding]:
     """Ranks the others wait for. Dead ones (``dead``: exited or crashed on their own) make it peer_exited;
     busy ones are told by ``activity.busy_while_waiting``; otherwise it is the taxonomy's divergence."""
-    stuck = _stuck(events)
+    stuck = stuck_works(events)
     if not stuck.height:
         return []
     out = []
@@ -104,7 +104,7 @@ def absent_from_collective(events: pl.DataFrame, world: int | None, rank_hosts: 
 @reads("torch.watchdog_timeout")
 def op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """Ranks stuck at the same SeqNum of one PG with different op types: the minority diverged."""
-    stuck = _stuck(events).filter((pl.col("kind") == "torch.watchdog_timeout") & pl.col("op").is_not_null())
+    stuck = stuck_works(events).filter((pl.col("kind") == "torch.watchdog_timeout") & pl.col("op").is_not_null())
     out = [_op_divergence(group, group, pgk, PerLang(en=f"sequence {seq}", zh=f"第 {seq} 次集合通信"), (0.8, 0.5),
                           rank_hosts, lang)
            for (pgk, seq), group in stuck.group_by(["pgk", "seq"], maintain_order=True)]
@@ -145,7 +145,7 @@ def _unnumbered_op_divergence(events: pl.DataFrame, rank_hosts: dict[int, str], 
 @reads("torch.pg_status")
 def enqueue_lead(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
     """A rank whose last enqueued work leads (or lags) everyone else's at the failure point."""
-    status = _stuck(events).filter((pl.col("kind") == "torch.pg_status") & pl.col("last_enqueued").is_not_null())
+    status = stuck_works(events).filter((pl.col("kind") == "torch.pg_status") & pl.col("last_enqueued").is_not_null())
     out = []
     for (pgk,), group in status.group_by(["pgk"], maintain_order=True):
         last = dict(group.group_by("rank").agg(pl.col("last_enqueued").max()).iter_rows())
