@@ -23,7 +23,8 @@ from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "crash"  # the family column of its events is "cpp" (C++-side failures)
 PREFILTER = (
-    r"^(?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: +\(core dumped\))?\s*$"
+    r"^(?:\[\d+\][+-]? +)?(?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed"
+    r"|Terminated|Hangup)(?: +\(core dumped\))?(?:\s*$| {2,}\S)"
     r"|: line \d+: +\d+ (?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)\b"
     r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: (?:Segmentation fault|Bus error|"
     r"Aborted|Floating point exception|Illegal instruction)|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
@@ -32,7 +33,8 @@ PREFILTER = (
 NUMBERS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
            11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
 NAMES = {"segmentation fault": "SIGSEGV", "bus error": "SIGBUS", "aborted": "SIGABRT",
-         "floating point exception": "SIGFPE", "illegal instruction": "SIGILL"}
+         "floating point exception": "SIGFPE", "illegal instruction": "SIGILL", "terminated": "SIGTERM",
+         "hangup": "SIGHUP"}
 
 _UCX = lazy_regex.compile(r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *:\d+:\d+\] +Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
 _CAUGHT = lazy_regex.compile(r"Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
@@ -41,9 +43,12 @@ _PYTHON = lazy_regex.compile(r"Fatal Python error: (?P<what>Segmentation fault|B
                      r"Illegal instruction)")
 _MPI = lazy_regex.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
 # backtrace lines: UCX " 3 0x000000000007b0ef ncclGroupEnd()  ???:0", absl "@ 0x7f... ncclGroupEnd"
-# bash's words for a child's fatal signal (``strsignal``), alone or in a job report ``line N: PID <word> command``
-_SHELL = lazy_regex.compile(r"^(?:.*: line \d+: +\d+ )?(?P<what>Segmentation fault|Bus error|Aborted|Illegal instruction|"
-                    r"Floating point exception|Killed)(?: +\(core dumped\))?(?:\s|$)")
+# bash's words for a child's fatal signal (``strsignal``), alone, in a script's job report ``line N: PID <word>
+# command`` or in job control's ``[1]+  Killed                  nohup python train.py`` (a background run);
+# "Terminated" and "Hangup" only alone or in job control (a script's report of them is the harness family's)
+_SHELL = lazy_regex.compile(r"^(?:.*: line \d+: +\d+ |\[\d+\][+-]? +)?(?P<what>Segmentation fault|Bus error|Aborted|"
+                    r"Illegal instruction|Floating point exception|Killed)(?: +\(core dumped\))?(?:\s|$)"
+                    r"|^(?:\[\d+\][+-]? +)?(?P<stop>Terminated|Hangup)(?:\s*$| {2,}\S)")
 _FRAME = lazy_regex.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[\w+:\d+\] \[\s*\d+\] \S+\()"
                     r"(?P<func>[A-Za-z_][\w:]*)")
 _FOLLOW = 40
@@ -61,7 +66,8 @@ def _signal(line: Line) -> tuple[str, dict] | None:
         return m["sig"], {"pid": int(m["pid"]) if m["pid"] else None}
     m = _SHELL.match(text.strip())
     if m:
-        return ("SIGKILL" if m["what"] == "Killed" else NAMES[m["what"].lower()]), {}
+        what = m["what"] or m["stop"]
+        return ("SIGKILL" if what == "Killed" else NAMES[what.lower()]), {}
     m = _PYTHON.search(text) or _MPI.search(text)
     if m:
         name = NAMES.get(m["what"].strip().lower())

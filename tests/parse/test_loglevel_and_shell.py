@@ -13,11 +13,23 @@ import nccllens
     ("Segmentation fault (core dumped)", "application_error"),
     ("./run.sh: line 12:  4242 Killed                  python train.py", "host_oom"),
     ("Bus error (core dumped)", "shm_exhausted"),
+    # job control's report of a background job (synthetic: bash's "[%d]%c  %-*s  %s" with strsignal's words)
+    ("[1]+  Killed                  nohup python train.py > train.log 2>&1", "host_oom"),
+    ("[2]-  Terminated              python train.py", "job_killed"),
+    ("[1]+  Hangup                  python train.py", "job_killed"),
+    ("Terminated", "job_killed"),
 ])
 def test_the_shell_reporting_a_fatal_signal_is_a_crash_with_that_signal(tmp_path, line, category):
     (tmp_path / "job.log").write_text(line + "\n")
     report = nccllens.analyze(str(tmp_path))
     assert report.verdict.category == category
+
+
+@pytest.mark.parametrize("line", ["[1]+  Done                    python train.py", "Terminated successfully",
+                                  "The process was Terminated by the user"])
+def test_words_of_a_finished_job_or_prose_are_no_signal(tmp_path, line):
+    (tmp_path / "job.log").write_text(line + "\n")
+    assert not [e for e in nccllens.analyze(str(tmp_path)).events["kind"].to_list() if e == "cpp.signal"]
 
 
 @pytest.mark.parametrize("line", [
