@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -388,6 +390,19 @@ def test_a_container_runtime_log_file_prefix_is_read(stamp):
     p = strip(stamp + "spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed")
     assert p.message == "spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed"
     assert p.ts is not None and (p.ts.hour, p.ts.minute) == (0, 17)
+
+
+def test_a_row_padded_to_the_terminal_width_is_not_joined_to_the_next():
+    # real: fixtures/public/easyr1_ray_memory_monitor_kill_checkpoint_save (https://github.com/hiyouga/EasyR1/issues/50):
+    # a screen copy 242 columns wide whose lines that ended early were padded with blanks to the width
+    import polars as pl
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[1] / "fixtures/public/easyr1_ray_memory_monitor_kill_checkpoint_save"
+    kills = nccllens.analyze(str(case)).events.filter(pl.col("kind") == "ray.memory_kill")
+    assert kills["line"].to_list()[:1] == [4]  # the raylet's line, not the padded line above it
+    assert kills["message"][0].startswith("(raylet) [2025-03-01 16:18:15,116 E 2687 2687]")
 
 
 def test_lines_of_one_width_that_each_begin_a_record_stay_apart():

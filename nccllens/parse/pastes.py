@@ -113,6 +113,7 @@ def wrap_width(block: bytes) -> int | None:
     return width if alike <= len(nexts) // 2 else None
 
 
+PADDING = "  "  # the end of a row padded to the terminal's width (a cut one ends in text, or one blank)
 WRAPPED_PIECE = "\x00"  # the text left on the row of a piece rejoined to the line above (a NUL: never a log's own)
 
 
@@ -120,7 +121,9 @@ def rejoin_wrapped(df: pl.DataFrame, width: int) -> pl.DataFrame:
     """Each row exactly ``width`` characters wide joined with the rows after it, up to the first narrower one;
     those rows keep their line numbers and hold ``WRAPPED_PIECE``: record readers read across them."""
     raw = pl.col("raw")
-    full = raw.str.len_chars() == width
+    # a row as wide as the terminal that ends in blanks was padded to the width (a copy of the screen keeps the
+    # padding of lines that ended there), not cut: the next row is a line of its own
+    full = (raw.str.len_chars() == width) & ~raw.str.ends_with(PADDING)
     cont = full.shift(1).fill_null(False)
     head = (~cont).cum_sum().alias("_head")
     joined = (df.with_columns(head).group_by("_head", maintain_order=True)

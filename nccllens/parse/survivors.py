@@ -19,7 +19,7 @@ from nccllens.parse.following import Following
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.pastes import WRAPPED_PIECE
+from nccllens.parse.pastes import PADDING, WRAPPED_PIECE
 from nccllens.parse.prefixes import host_at, split_glued, strip
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
@@ -267,7 +267,7 @@ def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: in
     record of their own: a line as wide as the file's wrap width (``wrap``) takes pieces until one is
     narrower (the tail); another long line with a bracket left open takes pieces until it closes. At
     most ``WRAP_LINES`` pieces; a head that finds no tail is left as it is."""
-    by_width = wrap is not None and len(raw) == wrap
+    by_width = wrap is not None and len(raw) == wrap and not raw.endswith(PADDING)
     if frame is None or not (by_width or (len(raw) >= WRAP_MIN and _open(raw) > 0)):
         return raw, []
     end = frame.height if end is None else min(end, frame.height)
