@@ -405,6 +405,19 @@ def test_a_row_padded_to_the_terminal_width_is_not_joined_to_the_next():
     assert kills["message"][0].startswith("(raylet) [2025-03-01 16:18:15,116 E 2687 2687]")
 
 
+def test_a_one_line_file_of_a_quoted_paste_is_read_unquoted(tmp_path):
+    # real: fixtures/public/srun_label_streaming_index_rename_race, both files quoted as a reply quotes them ("> ");
+    # the one-line file alone is too short to show three quote marks, and every line of it has one
+    import nccllens
+
+    case = Path(__file__).resolve().parents[1] / "fixtures/public/srun_label_streaming_index_rename_race"
+    for name in ("error_line.log", "trace_head.log"):
+        text = (case / name).read_text(encoding="utf-8")
+        (tmp_path / name).write_text("".join("> " + line for line in text.splitlines(keepends=True)), encoding="utf-8")
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert (top.category, top.ranks) == ("application_error", [0])
+
+
 def test_lines_of_one_width_that_each_begin_a_record_stay_apart():
     # real: fixtures/public/opensora_nccl_enqueue_cuda_oom/train.log: twelve NCCL lines of the same length
     import polars as pl

@@ -160,7 +160,9 @@ def quoted_block(block: bytes) -> bool:
     if not block.lstrip()[:1] == b">":
         return False
     quoted = block.count(b"\n>") + block.startswith(b">")
-    return quoted >= 3 and quoted >= QUOTED_SHARE * max(_lines(block), 1)
+    lines = max(_lines(block), 1)
+    # three marks at least, or every line of a file that has fewer (a one-line excerpt quoted in a reply)
+    return quoted >= min(3, lines) and quoted >= QUOTED_SHARE * lines
 
 
 def _lines(block: bytes) -> int:
