@@ -383,7 +383,7 @@ def test_each_file_of_a_job_is_unwrapped_on_its_own_lines(tmp_path):
 
 
 @pytest.mark.parametrize("stamp", ["2023-10-06T00:17:09.669794202Z stdout F ",  # containerd
-                                   "2023-10-06T00:17:09.669794202+00:00 stderr F "])  # CRI-O
+                                   "2023-10-06T02:17:09.669794202+02:00 stderr F "])  # CRI-O (its offset taken off)
 def test_a_container_runtime_log_file_prefix_is_read(stamp):
     # synthetic: the CRI log-file prefix (RFC 3339 time, stream, full-line tag, as /var/log/pods holds it) in
     # front of a real NCCL line (fixtures/public/nccl380_xgboost_spark_2node_a100_roce_ibv_create_cq)

@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from nccllens import lazy_regex
 from nccllens.parse.pastes import COMPOSE_PREFIX
@@ -94,8 +94,8 @@ def _sglang(m: re.Match[str]) -> dict:
 SHAPES: tuple[Shape, ...] = (
     # kubectl logs --timestamps / GitHub Actions: RFC 3339 with Z; a container runtime's own log file (CRI:
     # /var/log/pods, what log collectors ship) adds the stream and a full/partial tag, and CRI-O an offset
-    Shape("k8s_ts", lazy_regex.compile(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d))"
-                                r"(?: (?:stdout|stderr) [FP])? ")),
+    Shape("k8s_ts", lazy_regex.compile(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z(?: (?:stdout|stderr) [FP])?"
+                                r"|[+-]\d\d:\d\d (?:stdout|stderr) [FP])) ")),
     # kubectl logs --prefix: [pod/<name>/<container>]
     Shape("kubectl", lazy_regex.compile(r"\[pod/(?P<host>[^/\]\s]+)/[^\]\s]+\] ")),
     # Open MPI --tag-output (mpirun, horovodrun over MPI): [jobid,rank]<stream>:
@@ -205,7 +205,16 @@ def _hostname_line(raw: str) -> str | None:
     return h["host"] if h else None
 
 
+_CRI_TAIL = lazy_regex.compile(r" (?:stdout|stderr) [FP]$")
+_OFFSET = lazy_regex.compile(r"([+-])(\d\d):(\d\d)$")
+
+
 def parse_ts(text: str) -> datetime | None:
+    """A stamp's time in UTC (naive, as a ``Z`` stamp reads): an offset (``+02:00``) is taken off."""
+    text = _CRI_TAIL.sub("", text)
+    shift = _OFFSET.search(text)
+    if shift:
+        text = text[:shift.start()]
     text = text.rstrip("Z").replace("T", " ").replace(",", ".")
     head, _, frac = text.partition(".")
     try:
@@ -214,6 +223,9 @@ def parse_ts(text: str) -> datetime | None:
         return None
     if frac.isdigit():
         ts = ts.replace(microsecond=int((frac + "000000")[:6]))
+    if shift:
+        sign = 1 if shift[1] == "+" else -1
+        ts -= sign * timedelta(hours=int(shift[2]), minutes=int(shift[3]))
     return ts
 
 
