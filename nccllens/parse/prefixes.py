@@ -21,10 +21,11 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from nccllens import lazy_regex
 from nccllens.parse.pastes import COMPOSE_PREFIX
+from nccllens.parse.prefix_time import parse_ts
 
 _TS = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
 
@@ -205,31 +206,6 @@ def _hostname_line(raw: str) -> str | None:
     return h["host"] if h else None
 
 
-_CRI_TAIL = lazy_regex.compile(r" (?:stdout|stderr) [FP]$")
-_OFFSET = lazy_regex.compile(r"([+-])(\d\d):(\d\d)$")
-
-
-def parse_ts(text: str) -> datetime | None:
-    """A stamp's time in UTC (naive, as a ``Z`` stamp reads): an offset (``+02:00``) is taken off."""
-    text = _CRI_TAIL.sub("", text)
-    shift = _OFFSET.search(text)
-    if shift:
-        text = text[:shift.start()]
-    text = text.rstrip("Z").replace("T", " ").replace(",", ".")
-    head, _, frac = text.partition(".")
-    try:
-        ts = datetime.strptime(head, "%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return None
-    if frac.isdigit():
-        ts = ts.replace(microsecond=int((frac + "000000")[:6]))
-    if shift:
-        sign = 1 if shift[1] == "+" else -1
-        ts -= sign * timedelta(hours=int(shift[2]), minutes=int(shift[3]))
-    return ts
-
-
-_parse_k8s_ts = parse_ts  # the old name
 
 
 def _take(out: Prefixes, shape: Shape, m: re.Match[str]) -> None:
