@@ -47,6 +47,9 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     rules = load_rules(options)
     patterns = [r.match.pattern for r in rules if r.match.pattern] + list(FINISHED_PATTERNS)
     events, inputs, summaries = extract_tables(list(paths), patterns, host, rank, progress=progress)
+    from nccllens.cut_tracebacks import complete_cut_tracebacks
+
+    events = complete_cut_tracebacks(events)  # a traceback cut before its exception: the same one printed whole
     hits = evaluate(rules, events)
     findings = [finding_from_hit(hit, lang) for hit in hits]
     table = normalize(events)  # once: the analyses, the job model and the ranking all read it
