@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from nccllens import lazy_regex
+from nccllens.parse.prefix_time import parse_ts
 
 _STAMP = r"\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?"
 
@@ -64,17 +65,8 @@ class NcclPrefix:
 
 
 def parse_stamp(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    text = text.replace(",", ".").replace("T", " ")
-    head, _, frac = text.partition(".")
-    try:
-        ts = datetime.strptime(head, "%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return None
-    if frac.isdigit():
-        ts = ts.replace(microsecond=int((frac + "000000")[:6]))
-    return ts
+    """The wall-clock stamp NCCL 2.26+ prints (``prefix_time.parse_ts``), or None."""
+    return parse_ts(text) if text else None
 
 
 def split_prefix(message: str) -> NcclPrefix | None:

@@ -206,8 +206,6 @@ def _hostname_line(raw: str) -> str | None:
     return h["host"] if h else None
 
 
-
-
 def _take(out: Prefixes, shape: Shape, m: re.Match[str]) -> None:
     """Fill what ``out`` does not know yet from one shape's match (the outermost prefix wins)."""
     found = {k: v for k, v in m.groupdict().items() if k in _ROLES and v is not None}
