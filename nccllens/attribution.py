@@ -1,6 +1,7 @@
 """Give every event the rank and host the logs offer, from all sources together.
 
-Order of evidence (a value the line itself states is never overwritten):
+Order of evidence (a value the line itself states is never overwritten; ``localhost`` first becomes the
+host its file names, ``host_aliases``):
 1. NCCL ``Init START/COMPLETE`` lines, NCCL WARNs that state their writer's rank (``[Proxy Service N]``)
    and torchrun failure tables: (host, pid) → global rank (of the largest communicator, for NCCL);
 1a. a process's own NCCL transport lines (``Channel 00 : 2[1040] -> 0[1020]`` is written by rank 2), for
@@ -25,6 +26,8 @@ All steps are joins and window expressions on the event table.
 from __future__ import annotations
 
 import polars as pl
+
+from nccllens.host_aliases import resolve_loopback
 
 _AGENT_FAMILIES = ("torchrun", "kernel", "slurm", "k8s")
 
@@ -61,7 +64,7 @@ def attribute(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None,
     ``file_hosts``: (file, host) of the lines summarised instead of kept as events (step 4 counts them)."""
     if not events.height:
         return events
-    filled = _attributed(events.select(_USED), channel_ranks, file_hosts)
+    filled = _attributed(resolve_loopback(events.select(_USED), file_hosts), channel_ranks, file_hosts)
     return events.with_columns(filled["rank"], filled["host"])
 
 

@@ -208,11 +208,16 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
         in_order("signal", exits),
         pl.col("kind").is_in(TIMEOUT_KINDS).any().alias("timed_out"),
         pl.col("kind").is_in(OWN_ERROR_KINDS).any().alias("own_error"),
-        (pl.col("kind") == "progress.finished").any().alias("said_finished"),
+        ((pl.col("kind") == "progress.finished") | CLEAN_TEARDOWN).any().alias("said_finished"),
         pl.col("message").filter(err).sort_by(order.filter(err)).first().alias("first_error"),
         pl.col("ts").filter(err).sort_by(order.filter(err)).first().alias("first_error_ts"),
     ).collect()  # lazily: only the columns the aggregation reads are filtered
 
+
+# NCCL's "comm 0x.. rank 3 nranks 8 ... - Destroy COMPLETE": the rank tore down its largest communicator
+# cleanly (destroy_process_group at the end of the job), so no collective of it can still be waiting
+CLEAN_TEARDOWN = ((pl.col("kind") == "nccl.teardown") & (pl.col("value").cast(pl.String) == "Destroy COMPLETE")
+                  & (pl.col("nranks") == pl.col("nranks").max()))
 
 # a rank's worker running again (after a restart): it initialised or made progress
 BACK_KINDS = ("nccl.init_start", "nccl.init_complete", "progress.step", "progress.count", "progress.bar",

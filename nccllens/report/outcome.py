@@ -1,7 +1,8 @@
 """What a report may say when no failure was recognised, and when there is nothing to report at all.
 
 "No failure" needs positive evidence that the job finished (torchrun's "worker group successfully
-finished", every rank finished, an nccl-tests "Avg bus bandwidth" summary). Without it the verdict says
+finished", every rank finished, an nccl-tests "Avg bus bandwidth" summary, every rank's NCCL
+``Destroy COMPLETE`` for the job's largest communicator). Without it the verdict says
 that no *known* failure pattern was found, what was read, and what to collect, and its category is
 ``unknown``: ``none`` is kept for a run the logs show finished.
 """
@@ -36,8 +37,26 @@ def finished_line(events) -> tuple[str, int] | None:
     said = pl.col("kind") == "progress.finished" if "kind" in events.columns else pl.lit(False)
     hits = events.filter(text.str.contains("|".join(FINISHED_PATTERNS)) | said)
     if not hits.height:
-        return None
+        return _every_rank_tore_down(events)
     row = hits.row(0, named=True)
+    return str(row["file"] or ""), int(row["line"] or 0)
+
+
+def _every_rank_tore_down(events) -> tuple[str, int] | None:
+    """The last of NCCL's ``Destroy COMPLETE`` lines when every rank of the job's largest communicator
+    printed one (each called destroy_process_group at its end), or None."""
+    import polars as pl
+
+    if "nranks" not in events.columns or "kind" not in events.columns:
+        return None
+    world = events["nranks"].max()
+    if not world:
+        return None
+    done = events.filter((pl.col("kind") == "nccl.teardown") & (pl.col("nranks") == world)
+                         & (pl.col("value").cast(pl.String) == "Destroy COMPLETE") & pl.col("rank").is_not_null())
+    if set(done["rank"].to_list()) != set(range(int(world))):
+        return None
+    row = done.row(done.height - 1, named=True)
     return str(row["file"] or ""), int(row["line"] or 0)
 
 
