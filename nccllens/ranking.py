@@ -239,9 +239,14 @@ def _missing_summary(ranked: list[Finding], job: JobModel, lang: str, untold: bo
         parts.append("有报错行，但没有一条能归类（例如 traceback 在异常那一行之前就被截断了）" if zh else
                      "error lines were printed, but none says enough to classify (e.g. a traceback cut before its "
                      "exception line)")
-    if serious and all(f.category == "collective_timeout" for f in serious):
+    if serious and all(f.category == "collective_timeout" for f in serious) and any(
+            f.rule != "AN-UNCLAIMED" for f in serious):
         parts.append("只有 watchdog 超时：停止发起集合通信的那个 rank 没有留下日志" if zh else
                      "only watchdog timeouts: the rank that stopped issuing collectives left no log")
+    elif serious and all(f.category == "collective_timeout" for f in serious):
+        # errors no rule reads that point to a wait: a watchdog's C++ exception, a Ctrl-C inside a collective
+        parts.append("只看到卡在集合通信里的进程（超时或被中断），看不到是谁先停下的" if zh else
+                     "only processes stuck in collectives (timed out or interrupted); nothing shows who stopped first")
     elif ranked:
         seen = (serious or ranked)[0].title
         parts.append(f"能看到的只是症状（{seen}）" if zh else f"only symptoms are visible ({seen})")

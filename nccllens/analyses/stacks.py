@@ -10,6 +10,8 @@ else the first one dumped). Then:
 - the only processes dumped wait for their DataLoader workers → ``AN-STACK-DATA-WAIT``;
 - every dumped process waits in a collective, on the GPU or on the rendezvous store → ``AN-STACK-HANG``
   (a hang whose cause is on a process nobody dumped);
+- every dumped process is stuck inside NCCL's own teardown (``ncclCommAbort``, ``ncclCommDestroy``,
+  ``commFree``...) → ``AN-STACK-TEARDOWN`` (nccl_internal: the library does not return from it);
 - stacks that show none of these → ``AN-STACK-TAKEN``, a symptom: the run did not end normally.
 
 Stacks in a file that also reports a fatal signal are the crash's own dump, not a hang.
@@ -25,7 +27,7 @@ from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
 from nccllens.report.outcome import finished_line
 
-WAITING = ("collective", "gpu_sync", "store")
+WAITING = ("collective", "gpu_sync", "store", "teardown")
 MAIN_NAMES = ("MainThread", "Thread 1")
 
 _DOING = {
@@ -33,6 +35,7 @@ _DOING = {
     "gpu_sync": PerLang(en="waits for the GPU (stream synchronisation)", zh="在等 GPU（stream 同步）"),
     "store": PerLang(en="waits on the rendezvous store", zh="在等 rendezvous store"),
     "data": PerLang(en="waits for its DataLoader workers", zh="在等 DataLoader worker 送数据"),
+    "teardown": PerLang(en="is stuck tearing down an NCCL communicator", zh="卡在销毁 NCCL communicator 的过程中"),
 }
 
 
@@ -95,6 +98,9 @@ def stuck_stacks(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) ->
     if waiting.height:
         kinds = set(waiting["key"].to_list())
         first = waiting.row(0, named=True)
+        if kinds == {"teardown"}:
+            return [make_finding("AN-STACK-TEARDOWN", lang, waiting, ranks=waiting["rank"].drop_nulls().to_list(),
+                                 hosts=hosts(waiting), who=_who(waiting, lang), frames=_frames_of(first))]
         category = "rendezvous_timeout" if kinds == {"store"} else None
         return [make_finding("AN-STACK-HANG", lang, waiting, ranks=(), hosts=(), category=category,
                              who=_who(waiting, lang), wait=_DOING[first["key"]], frames=_frames_of(first))]

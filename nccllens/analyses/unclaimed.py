@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import make_finding
-from nccllens.analyses.unclaimed_categories import category_of
+from nccllens.analyses.unclaimed_categories import category_of, interrupted_wait
 from nccllens.report.model import Finding
 
 FALLBACK = "AN-UNCLAIMED"
@@ -196,6 +196,12 @@ def _where(ranks: list, hosts: list, row: dict, lang: str) -> str:
 
 def _basis(row: dict, lang: str) -> str:
     zh = lang == "zh"
+    waiting = interrupted_wait(row)
+    if waiting:
+        function = waiting[1]
+        return (f"中断（Ctrl-C）发生时进程正卡在 {function} 里等待：作业在这里挂住了，中断只是有人对挂起的反应；这"
+                if zh else f"interrupt (Ctrl-C) came while the process waited in {function}: the job hung there and "
+                "the interrupt was someone's reaction to the hang; that")
     if (row.get("kind") or "").startswith("nccl.") and row.get("error_code") is not None:
         return f"NCCL 返回码 {row['error_code']}" if zh else f"NCCL result code {row['error_code']}"
     if row.get("signal"):

@@ -53,6 +53,32 @@ INNER_COMPILED = [(lazy_regex.compile(pattern), category) for pattern, category 
 FAMILY_DEFAULT = {"python": "application_error", "log": "application_error", "cpp": "application_error",
                   "slurm": "job_killed", "k8s": "job_killed", "harness": "job_killed", "kernel": "gpu_hardware"}
 WATCHDOG_FRAMES = lazy_regex.compile(r"[Ww]atchdog|checkTimeout")
+# where a process interrupted by SIGINT (Ctrl-C) stood, read from its traceback's innermost frames
+# (``path:line in function``): a join of the job (store, rendezvous) or a collective it was waiting in
+STORE_WAIT = lazy_regex.compile(
+    r"/rendezvous/|\b(?:init_process_group|_store_based_barrier|_create_c10d_store|_env_rendezvous_handler|"
+    r"next_rendezvous|_rendezvous_helper)\b|\bstore\.(?:wait|get)\b")
+COLLECTIVE_WAIT = lazy_regex.compile(
+    r"torch/distributed/(?:distributed_c10d|c10d_logger|utils)\.py:\d+ in |torch/distributed/fsdp/|"
+    r"torch/nn/parallel/distributed\.py:\d+ in (?:__init__|_sync\w*|_verify\w*)\b|deepspeed/comm/|"
+    r"horovod/\w+/mpi_ops\.py|\b(?:barrier|all_reduce|broadcast|all_gather\w*|reduce_scatter\w*)\b$")
+INTERRUPTS = ("KeyboardInterrupt",)
+
+
+def interrupted_wait(row: dict) -> tuple[str, str] | None:
+    """``(category, function)`` when an interrupt (Ctrl-C) ended a process that was waiting in a join or a
+    collective: the job hung there, and the interrupt is someone's reaction to the hang, not its cause."""
+    exc = str(row.get("exc_type") or "").rsplit(".", 1)[-1]
+    if exc not in INTERRUPTS and row.get("signal") != "SIGINT":
+        return None
+    frames = [f.strip() for f in str(row.get("detail") or "").splitlines() if " in " in f]
+    for frame in reversed(frames[-3:]):  # the innermost first
+        function = frame.rsplit(" in ", 1)[-1]
+        if STORE_WAIT.search(frame):
+            return "rendezvous_timeout", function
+        if COLLECTIVE_WAIT.search(frame):
+            return "collective_timeout", function
+    return None
 
 
 def category_of(row: dict) -> str:
@@ -61,6 +87,9 @@ def category_of(row: dict) -> str:
         return "collective_timeout"  # a C++ exception the NCCL watchdog raised: its timeout
     if row.get("kind") in KIND:
         return KIND[row["kind"]]
+    waiting = interrupted_wait(row)
+    if waiting:
+        return waiting[0]
     if (row.get("kind") or "").startswith("nccl.") and code in NCCL_RESULT:
         return NCCL_RESULT[code]
     if signal in SIGNAL:

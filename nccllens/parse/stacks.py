@@ -17,7 +17,7 @@ People take these while a job hangs, and paste them into the ticket:
 → one ``stack.thread`` event per thread: ``value`` = the thread's name (``MainThread``, ``Thread 1``),
 ``pid`` when the dump names the process (a thread whose outermost frame is ``<module>`` is the main
 thread), ``key`` = what the innermost recognisable frame waits on
-(``collective``, ``gpu_sync``, ``store``, ``data``, ``other``; see ``wait_kind``) and ``detail`` =
+(``teardown``, ``collective``, ``gpu_sync``, ``store``, ``data``, ``other``; see ``wait_kind``) and ``detail`` =
 ``frames: inner, outer, ...``. Fatal-signal dumps (``Fatal Python error: ...``) are the ``crash``
 family's; a faulthandler block that follows one is still a stack, and says where the crash happened.
 """
@@ -58,6 +58,10 @@ _MAX_FRAMES = 64
 # what a frame waits on, innermost first; the first frame that says decides (order of the table matters
 # only within one frame)
 _WAITS = (
+    # NCCL tearing a communicator down (abort, destroy, finalize) and never returning
+    ("teardown", lazy_regex.compile(
+        r"^(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize|commFree|commReclaim|commCleanup|commDestroySync|"
+        r"destroy_process_group|_abort_process_group)$|ProcessGroupNCCL::(?:abort|shutdown)\b|NCCLComm::ncclCommAbort")),
     ("gpu_sync", lazy_regex.compile(r"(?i)^cu(?:da)?(?:Stream|Device|Event|Ctx)Synchronize$|^synchronize$")),
     ("collective", lazy_regex.compile(
         r"(?i)^(?:all_reduce|allreduce|all_gather\w*|_all_gather_base|allgather\w*|reduce_scatter\w*|"

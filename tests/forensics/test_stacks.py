@@ -117,3 +117,15 @@ def test_stacks_printed_by_a_crash_are_the_crash_not_a_hang(tmp_path):
         '  File "/work/train.py", line 151 in <module>\n')
     report = nccllens.analyze(str(tmp_path))
     assert not any(f.rule.startswith("AN-STACK") for f in report.findings)
+
+
+def test_a_process_stuck_inside_nccl_teardown_is_nccl_s_own_problem(tmp_path):
+    # source: https://github.com/NVIDIA/nccl/issues/992 (fixtures/public/ncclcommabort_stuck_commfree_pyspy_
+    # multithread_abort_fixed_2_19): py-spy --native of a thread stuck in ncclCommAbort -> commFree
+    import shutil
+
+    case = Path(__file__).resolve().parents[2] / "fixtures/public/ncclcommabort_stuck_commfree_pyspy_multithread_abort_fixed_2_19"
+    shutil.copy(case / "stack.txt", tmp_path / "stack.txt")
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert (top.rule, top.category) == ("AN-STACK-TEARDOWN", "nccl_internal")
+    assert "commFree" in top.summary
