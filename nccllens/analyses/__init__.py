@@ -58,6 +58,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         bench_members,
         collectives,
         config_diff,
+        ctrl_c,
         divergence,
         first_failure,
         flight_dumps,
@@ -116,6 +117,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         (masked_exit.masked_exit, lambda: (events, lang)),
         (inner_error.inner_over_wrapper, lambda: (events, lang)),
         (stacks.stuck_stacks, lambda: (events, hosts, lang)),
+        (ctrl_c.interrupted_elsewhere, lambda: (events, hosts, lang)),
     ]
     if summaries is not None and summaries.height:
         out += [

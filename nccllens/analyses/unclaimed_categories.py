@@ -33,6 +33,7 @@ EXCEPTION = {
     "ResourceExhaustedError": "gpu_oom",  # TensorFlow's "OOM when allocating tensor ... on .../device:GPU:0"
     "ActorDiedError": "peer_exited", "RayActorError": "peer_exited",  # a Ray actor's process went away
     "KeyboardInterrupt": "job_killed",  # SIGINT: someone (or something) stopped the run from outside
+    "SignalException": "job_killed",  # torchrun's agent got a signal (its workers were stopped with it)
 }
 # what a socket / store / runtime error says about its inner cause (errno names, CUDA and NCCL words)
 INNER = (
@@ -65,13 +66,10 @@ COLLECTIVE_WAIT = lazy_regex.compile(
 INTERRUPTS = ("KeyboardInterrupt",)
 
 
-def interrupted_wait(row: dict) -> tuple[str, str] | None:
-    """``(category, function)`` when an interrupt (Ctrl-C) ended a process that was waiting in a join or a
-    collective: the job hung there, and the interrupt is someone's reaction to the hang, not its cause."""
-    exc = str(row.get("exc_type") or "").rsplit(".", 1)[-1]
-    if exc not in INTERRUPTS and row.get("signal") != "SIGINT":
-        return None
-    frames = [f.strip() for f in str(row.get("detail") or "").splitlines() if " in " in f]
+def waits_in(detail: str | None) -> tuple[str, str] | None:
+    """``(category, function)`` when a traceback's innermost frames (``detail``: ``path:line in function``,
+    outermost first) wait in a join of the job (rendezvous_timeout) or in a collective (collective_timeout)."""
+    frames = [f.strip() for f in str(detail or "").splitlines() if " in " in f]
     for frame in reversed(frames[-3:]):  # the innermost first
         function = frame.rsplit(" in ", 1)[-1]
         if STORE_WAIT.search(frame):
@@ -79,6 +77,17 @@ def interrupted_wait(row: dict) -> tuple[str, str] | None:
         if COLLECTIVE_WAIT.search(frame):
             return "collective_timeout", function
     return None
+
+
+def is_interrupt(row: dict) -> bool:
+    exc = str(row.get("exc_type") or "").rsplit(".", 1)[-1]
+    return exc in INTERRUPTS or row.get("signal") == "SIGINT"
+
+
+def interrupted_wait(row: dict) -> tuple[str, str] | None:
+    """``(category, function)`` when an interrupt (Ctrl-C) ended a process that was waiting in a join or a
+    collective: the job hung there, and the interrupt is someone's reaction to the hang, not its cause."""
+    return waits_in(row.get("detail")) if is_interrupt(row) else None
 
 
 def category_of(row: dict) -> str:

@@ -69,3 +69,30 @@ def test_the_chinese_report_says_why_too(tmp_path):
     (tmp_path / "train.log").write_text(FIRST_COLLECTIVE, encoding="utf-8")
     top = nccllens.analyze(str(tmp_path), lang="zh").findings[0]
     assert "Ctrl-C" in top.summary and "挂住" in top.summary
+
+
+CASE = "torchrun_ctrl_c_rank1_stuck_in_own_loop_rank0_allreduce_closed"
+
+
+def test_the_rank_interrupted_in_its_own_code_held_the_collective_up(tmp_path):
+    # a real run (fixtures/public/<CASE>: torch 2.13, gloo): rank 1 loops in its own code, rank 0 waits in
+    # all_reduce, then Ctrl-C; rank 0's wait first fails with "Connection closed by peer" as rank 1 dies
+    import shutil
+    from pathlib import Path
+
+    case = Path(__file__).resolve().parents[2] / "fixtures/public" / CASE
+    shutil.copy(case / "console.log", tmp_path / "console.log")
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (top.rule, top.category, top.ranks) == ("AN-INTERRUPT-ELSEWHERE", "straggler", [1])
+    assert "job.py:19 in <module>" in top.summary
+    assert report.verdict.category == "straggler"
+
+
+def test_every_rank_interrupted_in_a_collective_names_no_straggler(tmp_path):
+    # synthetic: FIRST_COLLECTIVE printed by two ranks ([rankN]: prefixes, as torch >= 2.2 workers print)
+    text = "".join(f"[rank{r}]: {line}\n" for r in (0, 1) for line in FIRST_COLLECTIVE.splitlines())
+    (tmp_path / "train.log").write_text(text, encoding="utf-8")
+    findings = nccllens.analyze(str(tmp_path)).findings
+    assert not any(f.rule == "AN-INTERRUPT-ELSEWHERE" for f in findings)
+    assert findings[0].category == "collective_timeout"
