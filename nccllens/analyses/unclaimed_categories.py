@@ -63,6 +63,13 @@ COLLECTIVE_WAIT = lazy_regex.compile(
     r"torch/distributed/(?:distributed_c10d|c10d_logger|utils)\.py:\d+ in |torch/distributed/fsdp/|"
     r"torch/nn/parallel/distributed\.py:\d+ in (?:__init__|_sync\w*|_verify\w*)\b|deepspeed/comm/|"
     r"horovod/\w+/mpi_ops\.py|\b(?:barrier|all_reduce|broadcast|all_gather\w*|reduce_scatter\w*)\b$")
+# the collectives a job makes once, while it starts (DDP's parameter check and broadcast, new groups): a
+# healthy job spends an instant in them, so an interrupt that lands there ended a hang. An interrupt in a
+# training step's all_reduce says nothing alone: a running job stopped by hand is often there (both ranks
+# of a real gloo run, twice in three tries)
+STARTUP_COLLECTIVE = lazy_regex.compile(
+    r"\b(?:_verify_param\w*|_sync_module_states|_sync_params_and_buffers|new_group|_new_group_with_tag)\b|"
+    r"torch/nn/parallel/distributed\.py:\d+ in __init__\b")
 INTERRUPTS = ("KeyboardInterrupt",)
 
 
@@ -85,9 +92,16 @@ def is_interrupt(row: dict) -> bool:
 
 
 def interrupted_wait(row: dict) -> tuple[str, str] | None:
-    """``(category, function)`` when an interrupt (Ctrl-C) ended a process that was waiting in a join or a
-    collective: the job hung there, and the interrupt is someone's reaction to the hang, not its cause."""
-    return waits_in(row.get("detail")) if is_interrupt(row) else None
+    """``(category, function)`` when an interrupt (Ctrl-C) ended a process that was waiting in a join of the
+    job or in a collective it makes while starting: the job hung there, and the interrupt is someone's
+    reaction to the hang, not its cause."""
+    if not is_interrupt(row):
+        return None
+    waiting = waits_in(row.get("detail"))
+    if waiting is None or waiting[0] == "rendezvous_timeout":
+        return waiting
+    frames = [f for f in str(row.get("detail") or "").splitlines() if " in " in f]
+    return waiting if any(STARTUP_COLLECTIVE.search(f) for f in frames[-4:]) else None
 
 
 def category_of(row: dict) -> str:

@@ -96,3 +96,16 @@ def test_every_rank_interrupted_in_a_collective_names_no_straggler(tmp_path):
     findings = nccllens.analyze(str(tmp_path)).findings
     assert not any(f.rule == "AN-INTERRUPT-ELSEWHERE" for f in findings)
     assert findings[0].category == "collective_timeout"
+
+
+def test_a_running_job_stopped_inside_a_step_s_all_reduce_was_stopped_not_hung(tmp_path):
+    # a real run (fixtures/public/torchrun_ctrl_c_running_job_both_ranks_in_allreduce): a healthy gloo job
+    # interrupted while both ranks were in their step's all_reduce, which a running job often is
+    import shutil
+    from pathlib import Path
+
+    case = Path(__file__).resolve().parents[2] / "fixtures/public/torchrun_ctrl_c_running_job_both_ranks_in_allreduce"
+    shutil.copy(case / "console.log", tmp_path / "console.log")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "job_killed"
+    assert not any(f.rule == "AN-INTERRUPT-ELSEWHERE" for f in report.findings)
