@@ -178,6 +178,8 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                         event["ts"], event["ts_kind"] = header.ts, header.ts_kind
                     if header.pid is not None and header.generation == "pylog-2.3":
                         event["pid"] = header.pid
+                if event.pop("_report_part", False):
+                    event["level"] = "info"  # a line of another record's report, whatever its glog level
                 for folded in _fold(line, event, ctx):
                     consumed.add(folded.line)
                     event["_last_line"] = folded.line  # the pipeline claims the folded lines too

@@ -135,7 +135,9 @@ def _dump_or_heartbeat(body: str) -> dict | None:
 
 def _misc(body: str) -> dict | None:
     if _FAILED_STACK in body:
-        return {"kind": "torch.warning", "key": "failed_collective_stack"}
+        # the watchdog's timeout report goes on with the Python stack of the collective that timed out: the
+        # timeout is the failure, this line (glog level E) only says where it was issued
+        return {"kind": "torch.warning", "key": "failed_collective_stack", "_report_part": True}
     m = _REMOTE.search(body)
     if m:
         return {"kind": "torch.warning", "peer": f"rank {m['r']}", "value": "remote error"}

@@ -297,3 +297,15 @@ def test_nccl_error_remote_from_public_issue():
     assert e["error_code"] == 6 and e["version"] == "nccl 2.21.5"
     assert e["detail"].startswith("socketProgressOpt: Call to recv")
     assert payload["kind"] == "nccl.last_error" and payload["error_code"] == 6 and payload["line"] == 4
+
+
+def test_the_failed_collective_s_stack_is_part_of_the_timeout_report_not_an_error():
+    # real, torch 2.11 on an H200 (fixtures/public/gpu_h200_lightning_ddp_kernel_outlasts_pg_timeout): glog level E
+    text = "\n".join([
+        "[rank0]:[E1126 19:47:41.480233388 ProcessGroupNCCL.cpp:733] Stack trace of the failed collective: ",
+        "#0 barrier from /opt/torch/.venv/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py:5030",
+        "#1 wrapper from /opt/torch/.venv/lib/python3.12/site-packages/torch/distributed/c10d_logger.py:83",
+    ])
+    e = one(text)
+    assert e["key"] == "failed_collective_stack" and e["level"] == "info"
+    assert e["detail"].startswith("#0 barrier from")
