@@ -14,15 +14,15 @@ import polars as pl
 
 from nccllens.analyses.common import hosts_of, make_finding
 from nccllens.analyses.reads import reads
-from nccllens.analyses.unclaimed_categories import is_interrupt, waits_in
+from nccllens.analyses.unclaimed_categories import frames_of, is_interrupt, waits_in
 from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
 
-_COLUMNS = ("rank", "exc_type", "signal", "detail", "file", "line", "ts", "host", "message")
+_COLUMNS = ("rank", "exc_type", "signal", "detail")
 
 
 def _innermost(detail: str | None) -> str:
-    frames = [f.strip() for f in str(detail or "").splitlines() if " in " in f]
+    frames = frames_of(detail)
     return frames[-1] if frames else ""
 
 

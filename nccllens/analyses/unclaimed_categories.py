@@ -73,10 +73,15 @@ STARTUP_COLLECTIVE = lazy_regex.compile(
 INTERRUPTS = ("KeyboardInterrupt",)
 
 
+def frames_of(detail: str | None) -> list[str]:
+    """A traceback event's frames (its ``detail``: ``path:line in function`` per line), outermost first."""
+    return [f.strip() for f in str(detail or "").splitlines() if " in " in f]
+
+
 def waits_in(detail: str | None) -> tuple[str, str] | None:
-    """``(category, function)`` when a traceback's innermost frames (``detail``: ``path:line in function``,
-    outermost first) wait in a join of the job (rendezvous_timeout) or in a collective (collective_timeout)."""
-    frames = [f.strip() for f in str(detail or "").splitlines() if " in " in f]
+    """``(category, function)`` when a traceback's innermost frames wait in a join of the job
+    (rendezvous_timeout) or in a collective (collective_timeout)."""
+    frames = frames_of(detail)
     for frame in reversed(frames[-3:]):  # the innermost first
         function = frame.rsplit(" in ", 1)[-1]
         if STORE_WAIT.search(frame):
@@ -100,8 +105,7 @@ def interrupted_wait(row: dict) -> tuple[str, str] | None:
     waiting = waits_in(row.get("detail"))
     if waiting is None or waiting[0] == "rendezvous_timeout":
         return waiting
-    frames = [f for f in str(row.get("detail") or "").splitlines() if " in " in f]
-    return waiting if any(STARTUP_COLLECTIVE.search(f) for f in frames[-4:]) else None
+    return waiting if any(STARTUP_COLLECTIVE.search(f) for f in frames_of(row.get("detail"))[-4:]) else None
 
 
 def category_of(row: dict) -> str:
