@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from nccllens.engine.rule import Rule
 from nccllens.i18n import t
 
-_OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}
+_OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!=", "starts_with": "starts with"}
 _WORDS = {
     "kinds": {"en": "events of kind {}", "zh": "事件类型为 {}"},
     "pattern": {"en": "message matches `{}`", "zh": "消息匹配 `{}`"},

@@ -29,6 +29,7 @@ _OPS = {
     "ge": lambda c, v: c >= v,
     "ne": lambda c, v: c != v,
     "not_in": lambda c, v: ~c.is_in(list(v)),
+    "starts_with": lambda c, v: c.cast(pl.String).str.starts_with(v),  # a source location's file: key
 }
 EARLIEST_FIRST = {"nulls_last": True, "maintain_order": True}  # with events.earliest_first()
 SMALL_TABLE = 128  # events: up to this many, the literal gates of the rule groups are searched in Python

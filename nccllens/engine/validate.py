@@ -22,7 +22,7 @@ from nccllens.taxonomy import CATEGORIES, RESERVED_VERDICTS, ROLES, SEVERITIES
 
 ID_RE = lazy_regex.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 KIND_RE = lazy_regex.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
-COMPARISONS = ("lt", "le", "gt", "ge", "ne", "not_in")
+COMPARISONS = ("lt", "le", "gt", "ge", "ne", "not_in", "starts_with")
 PLACEHOLDER_RE = lazy_regex.compile(r"\{\{|\}\}|\{([a-z_][a-z0-9_]*)\}")
 PLACEHOLDERS = frozenset(
     {"host", "hosts", "rank", "ranks", "local_rank", "pid", "attempt", "first_seen", "count", "file", "line"}
@@ -222,6 +222,9 @@ def _check_where(c: _Checker, column: str, cond: Any) -> None:
             elif op == "not_in":
                 if not isinstance(value, list) or not value or not all(fits(v) for v in value):
                     c.add(at, f"where.{column}.not_in must be a non-empty list, each {kind}")
+            elif op == "starts_with":
+                if numeric or not isinstance(value, str) or not value:
+                    c.add(at, f"where.{column}.starts_with needs a string column and a non-empty string")
             elif op != "ne" and not numeric:
                 c.add(at, f"where.{column}: '{op}' needs a numeric column; '{column}' holds strings")
             elif not fits(value):
