@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from nccllens.parse.python import traceback_frames
+
 MIN_FRAMES = 2  # frames a cut traceback must show to be matched (one frame, ``<module>``, is every traceback's)
 _KIND = "python.traceback"
-
-
-def _frames(detail: str | None) -> list[str]:
-    return [f for f in (detail or "").split("\n") if f and not f.startswith(("C++: ", "first: ", "cut: "))]
 
 
 def _within(part: list[str], whole: list[str]) -> bool:
@@ -35,11 +33,11 @@ def complete_cut_tracebacks(events: pl.DataFrame) -> pl.DataFrame:
     whole = tracebacks.filter(pl.col("exc_type").is_not_null())
     if not cut.height or not whole.height:
         return events
-    known = [(_frames(d), str(t), m, f, n) for d, t, m, f, n in whole.select(
+    known = [(traceback_frames(d), str(t), m, f, n) for d, t, m, f, n in whole.select(
         "detail", "exc_type", "message", "file", "line").iter_rows()]
     rows, types, messages, details = [], [], [], []
     for row, detail in cut.select("_row", "detail").iter_rows():
-        frames = _frames(detail)
+        frames = traceback_frames(detail)
         if len(frames) < MIN_FRAMES:
             continue
         found = [k for k in known if _within(frames, k[0])]

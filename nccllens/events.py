@@ -191,3 +191,10 @@ def earliest_first() -> list[pl.Expr]:
 def sort(events: pl.DataFrame) -> pl.DataFrame:
     """The canonical order: by file, then line, then kind. Deterministic whatever the input order."""
     return events.sort(["file", "line", "kind", "message"], nulls_last=True, maintain_order=True)
+
+
+def destroyed(largest: pl.Expr) -> pl.Expr:
+    """NCCL's ``comm 0x.. rank 3 nranks 8 ... - Destroy COMPLETE`` for a communicator of ``largest`` ranks: the
+    rank tore that communicator down cleanly (destroy_process_group at the end of its job)."""
+    return ((pl.col("kind") == "nccl.teardown") & (pl.col("value").cast(pl.String) == "Destroy COMPLETE")
+            & (pl.col("nranks") == largest))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from nccllens import lazy_regex
-from nccllens.events import MAX_RANK, earliest_first
+from nccllens.events import MAX_RANK, destroyed, earliest_first
 from nccllens.report.model import JobModel, RankStatus
 from nccllens.timeline import normalize
 
@@ -216,8 +216,7 @@ def _per_rank(events: pl.DataFrame) -> pl.DataFrame:
 
 # NCCL's "comm 0x.. rank 3 nranks 8 ... - Destroy COMPLETE": the rank tore down its largest communicator
 # cleanly (destroy_process_group at the end of the job), so no collective of it can still be waiting
-CLEAN_TEARDOWN = ((pl.col("kind") == "nccl.teardown") & (pl.col("value").cast(pl.String) == "Destroy COMPLETE")
-                  & (pl.col("nranks") == pl.col("nranks").max()))
+CLEAN_TEARDOWN = destroyed(pl.col("nranks").max())
 
 # a rank's worker running again (after a restart): it initialised or made progress
 BACK_KINDS = ("nccl.init_start", "nccl.init_complete", "progress.step", "progress.count", "progress.bar",

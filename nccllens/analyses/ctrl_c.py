@@ -14,7 +14,8 @@ import polars as pl
 
 from nccllens.analyses.common import hosts_of, make_finding
 from nccllens.analyses.reads import reads
-from nccllens.analyses.unclaimed_categories import frames_of, is_interrupt, waits_in
+from nccllens.analyses.unclaimed_categories import is_interrupt, waits_in
+from nccllens.parse.python import traceback_frames
 from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
 
@@ -22,7 +23,7 @@ _COLUMNS = ("rank", "exc_type", "signal", "detail")
 
 
 def _innermost(detail: str | None) -> str:
-    frames = frames_of(detail)
+    frames = traceback_frames(detail)
     return frames[-1] if frames else ""
 
 

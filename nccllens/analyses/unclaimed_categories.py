@@ -8,6 +8,7 @@ last the family the line belongs to. Never from a list of message texts of one l
 from __future__ import annotations
 
 from nccllens import lazy_regex
+from nccllens.parse.python import traceback_frames
 
 # ncclResult_t: 1 unhandled CUDA error, 2 system error, 3 internal error, 4 invalid argument,
 # 5 invalid usage, 6 remote error (a peer went away), 7 in progress (not a failure)
@@ -73,15 +74,10 @@ STARTUP_COLLECTIVE = lazy_regex.compile(
 INTERRUPTS = ("KeyboardInterrupt",)
 
 
-def frames_of(detail: str | None) -> list[str]:
-    """A traceback event's frames (its ``detail``: ``path:line in function`` per line), outermost first."""
-    return [f.strip() for f in str(detail or "").splitlines() if " in " in f]
-
-
 def waits_in(detail: str | None) -> tuple[str, str] | None:
     """``(category, function)`` when a traceback's innermost frames wait in a join of the job
     (rendezvous_timeout) or in a collective (collective_timeout)."""
-    frames = frames_of(detail)
+    frames = traceback_frames(detail)
     for frame in reversed(frames[-3:]):  # the innermost first
         function = frame.rsplit(" in ", 1)[-1]
         if STORE_WAIT.search(frame):
@@ -105,7 +101,7 @@ def interrupted_wait(row: dict) -> tuple[str, str] | None:
     waiting = waits_in(row.get("detail"))
     if waiting is None or waiting[0] == "rendezvous_timeout":
         return waiting
-    return waiting if any(STARTUP_COLLECTIVE.search(f) for f in frames_of(row.get("detail"))[-4:]) else None
+    return waiting if any(STARTUP_COLLECTIVE.search(f) for f in traceback_frames(row.get("detail"))[-4:]) else None
 
 
 def category_of(row: dict) -> str:

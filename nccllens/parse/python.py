@@ -33,6 +33,9 @@ MAX_TRACEBACK_LINES = 200
 MAX_EXCEPTION_TEXT_LINES = 60
 KEPT_FRAMES = 3
 KEPT_CPP_FRAMES = 6
+# notes a traceback event's detail carries after its frames: C++ frames, the chain's first exception (both
+# written by ``Traceback.detail``), where a cut traceback's exception was read from (``cut_tracebacks``)
+DETAIL_NOTES = ("C++: ", "first: ", "cut: ")
 
 # strsignal() descriptions (what DataLoader, shells and srun print) -> signal names.
 SIGNAL_BY_DESCRIPTION = {
@@ -100,6 +103,11 @@ class Traceback:
         if self.first and self.first != self.message:
             parts.append("first: " + self.first)
         return "\n".join(parts) or None
+
+
+def traceback_frames(detail: str | None) -> list[str]:
+    """A traceback event's frames (``file:line in func``), outermost first, from its ``detail``."""
+    return [f for f in (detail or "").split("\n") if f and not f.startswith(DETAIL_NOTES)]
 
 
 def short_path(path: str) -> str:

@@ -52,8 +52,9 @@ def _every_rank_tore_down(events) -> tuple[str, int] | None:
     world = events["nranks"].max()
     if not world:
         return None
-    done = events.filter((pl.col("kind") == "nccl.teardown") & (pl.col("nranks") == world)
-                         & (pl.col("value").cast(pl.String) == "Destroy COMPLETE") & pl.col("rank").is_not_null())
+    from nccllens.events import destroyed
+
+    done = events.filter(destroyed(pl.lit(world)) & pl.col("rank").is_not_null())
     if set(done["rank"].to_list()) != set(range(int(world))):
         return None
     row = done.row(done.height - 1, named=True)
