@@ -147,3 +147,39 @@ def test_records_that_are_merely_equally_wide_are_not_rejoined():
     record = b"[rank1]:[titan] 2025-08-21 11:19:52,968 - root - INFO - [Validation Debug]  Rank 1 batch 87 Loss 12.2411"
     rows, stats = _frame(record + b"\n" + record + b"\n" + record + b"\n" + record + b"\nshort line\n")
     assert len([text for _, text in rows if text == record.decode()]) == 4 and not stats.notes
+
+
+def _terminal_wrapped(text: str, width: int) -> bytes:
+    """``text`` as a terminal ``width`` columns wide hard-wraps it (each long line cut into pieces)."""
+    return "\n".join(line[i:i + width] for line in text.split("\n")
+                     for i in range(0, max(len(line), 1), width)).encode()
+
+
+BASICSR = Path(__file__).resolve().parents[1] / "fixtures/public/basicsr_3rank_allreduce_seq808_enqueued811_timeout"
+
+
+def test_a_short_paste_whose_cut_records_repeat_is_rejoined():
+    # the same three ranks' watchdog records, each cut in three: their pieces start alike as often as the records
+    # do, so how lines start after the narrower rows (record heads) tells the cut pieces apart
+    text = (BASICSR / "console.log").read_text(encoding="utf-8")
+    rows, stats = _frame(_terminal_wrapped(text, 100))
+    joined = [t for _, t in rows if "Watchdog caught collective operation timeout" in t]
+    assert len(joined) == 3 and all(t.endswith("milliseconds before timing out.") for t in joined)
+    assert any("hard-wrapped at 100" in note for note in stats.notes)
+
+
+NODE_A = Path(__file__).resolve().parents[1] / "fixtures/public/node_b_power_loss/node-a/console.log"
+
+
+def test_a_record_exactly_as_wide_as_the_terminal_is_not_joined_to_the_next_record():
+    # torchrun's launch configuration, one record per key: a record that is exactly 100 characters long (not cut)
+    # is followed by the next record, which starts as records start; it stays a line of its own
+    text = NODE_A.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    exact = [line for line in _terminal_wrapped(text, 100).decode().split("\n") if len(line) == 100
+             and line in lines]
+    assert exact  # the fixture holds such records
+    rows, _ = _frame(_terminal_wrapped(text, 100))
+    texts = [t for _, t in rows]
+    assert all(line in texts for line in exact)
+    assert [t for t in texts if t and t != "\x00"] == [line for line in lines if line]

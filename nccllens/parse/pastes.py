@@ -78,6 +78,7 @@ WRAP_SAMPLE = 1 << 14  # bytes of a block looked at for a wrap width (a paste fr
 WRAP_MIN = 60  # a terminal narrower than this is not one people paste from
 WRAP_SHARE = 0.05  # of the sample's lines, at least, exactly as wide as the terminal
 START_CHARS = 12  # how a line starts (digits aside): a record's header, or text cut anywhere
+HEADS_TO_TELL = 3  # lines after narrower ones, at least, for their starts to say how this log's records start
 _DIGIT = re.compile(rb"\d")
 
 
@@ -105,11 +106,18 @@ def wrap_width(block: bytes) -> int | None:
     if ends.most_common(1)[0][1] > len(at) // 2:
         return None
     # the line after a cut one goes on mid-text; after a record that merely is that wide (fixed-width fields, a
-    # progress bar as wide as the terminal) comes the next record, which starts the way many lines do
+    # progress bar as wide as the terminal) comes the next record, which starts the way records start: the way
+    # lines after narrower ones start, where there are enough of those to tell (a short paste repeats its cut
+    # records, so their pieces' starts repeat too), else the way many lines start
     starts = [_DIGIT.sub(b"0", line[:START_CHARS]).strip() for line in lines]
-    common = Counter(starts)
     nexts = [starts[i + 1] for i, n in enumerate(lengths[:-1]) if n == width]
-    alike = sum(1 for start in nexts if not start or common[start] >= 3)
+    after_short = [starts[i + 1] for i, n in enumerate(lengths[:-1]) if n < width]
+    if len(after_short) >= HEADS_TO_TELL:
+        heads = {starts[0], *after_short}
+        alike = sum(1 for start in nexts if not start or start in heads)
+    else:
+        common = Counter(starts)
+        alike = sum(1 for start in nexts if not start or common[start] >= 3)
     return width if alike <= len(nexts) // 2 else None
 
 
@@ -124,13 +132,25 @@ def rejoin_wrapped(df: pl.DataFrame, width: int) -> pl.DataFrame:
     # a row as wide as the terminal that ends in blanks was padded to the width (a copy of the screen keeps the
     # padding of lines that ended there), not cut: the next row is a line of its own
     full = (raw.str.len_chars() == width) & ~raw.str.ends_with(PADDING)
-    cont = full.shift(1).fill_null(False)
+    cont = full.shift(1).fill_null(False) & ~_record_head(df, width)
     head = (~cont).cum_sum().alias("_head")
     joined = (df.with_columns(head).group_by("_head", maintain_order=True)
               .agg(pl.col("line").first(), raw.str.join("").alias("_text")))
     out = df.with_columns(head).join(joined.select("_head", "line", "_text"), on=["_head", "line"], how="left")
     return out.select("line", pl.when(pl.col("_text").is_not_null()).then(pl.col("_text"))
                       .otherwise(pl.lit(WRAPPED_PIECE)).alias("raw"))
+
+
+def _record_head(df: pl.DataFrame, width: int) -> pl.Expr:
+    """Rows that start the way this paste's records start: the way rows after narrower ones start (a record
+    that merely is as wide as the terminal is followed by the next record, not by a piece of itself), where
+    enough rows follow narrower ones to tell."""
+    start = pl.col("raw").str.slice(0, START_CHARS).str.replace_all(r"\d", "0").str.strip_chars()
+    after_short = (pl.col("raw").str.len_chars() < width).shift(1).fill_null(False)
+    heads = df.select(start.filter(after_short & (start != "")).alias("s"))["s"]
+    if heads.len() < HEADS_TO_TELL:
+        return pl.lit(False)
+    return start.is_in(heads.unique().implode()) & (start != "")
 
 
 _UNINDENTED = re.compile(rb"(?:^|\n)[^ \t\n\r>]")  # a line that starts at its first column
