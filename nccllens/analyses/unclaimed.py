@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens.analyses.common import make_finding
-from nccllens.analyses.unclaimed_categories import category_of, interrupted_wait
+from nccllens.analyses.unclaimed_categories import RDMA, category_of, interrupted_wait, rdma_category
 from nccllens.report.model import Finding
 
 FALLBACK = "AN-UNCLAIMED"
@@ -113,8 +113,10 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
     # each distinct combination of the fields is classified once, however often it repeats
     distinct = rows.select([pl.col(c).cast(pl.String) if c in ("kind", "family", "signal", "exc_type") else pl.col(c)
                             for c in FIELDS]).unique()
-    categories = distinct.with_columns(pl.Series("_category", [category_of(r) for r in distinct.iter_rows(named=True)],
-                                                 dtype=pl.String))
+    read = [category_of(r) for r in distinct.iter_rows(named=True)]
+    if RDMA in read:
+        read = [rdma_category(events) if c == RDMA else c for c in read]
+    categories = distinct.with_columns(pl.Series("_category", read, dtype=pl.String))
     rows = rows.with_columns([pl.col(c).cast(pl.String).alias(f"_k{c}") for c in ("kind", "family", "signal", "exc_type")])
     keys = [f"_k{c}" if c in ("kind", "family", "signal", "exc_type") else c for c in FIELDS]
     rows = (rows.join(categories, left_on=keys, right_on=list(FIELDS), how="left", nulls_equal=True)

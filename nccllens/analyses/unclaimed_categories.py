@@ -7,6 +7,8 @@ last the family the line belongs to. Never from a list of message texts of one l
 
 from __future__ import annotations
 
+import polars as pl
+
 from nccllens import lazy_regex
 from nccllens.parse.python import traceback_frames
 
@@ -36,6 +38,7 @@ EXCEPTION = {
     "KeyboardInterrupt": "job_killed",  # SIGINT: someone (or something) stopped the run from outside
     "SignalException": "job_killed",  # torchrun's agent got a signal (its workers were stopped with it)
 }
+RDMA = "rdma transport"  # INNER's reading of an RDMA transport's own error, settled by ``rdma_category``
 # what a socket / store / runtime error says about its inner cause (errno names, CUDA and NCCL words)
 INNER = (
     (r"(?i)out of memory", "gpu_oom"),
@@ -43,10 +46,9 @@ INNER = (
     (r"(?i)connection refused|timed out|failed to connect|no route to host|unreachable|name or service not known|"
      r"temporary failure in name resolution|could not resolve", "network_unreachable"),
     (r"(?i)connection reset|connection closed|broken pipe|closed by (?:remote )?peer|got 0 bytes|EOF", "peer_exited"),
-    # NCCL's RDMA transports (its IB verbs and AWS OFI plugins) reporting their own failure: rules read their
-    # failures at run time (completion errors, async events, QP calls); what is left unread is a transport
-    # that did not start, after which NCCL carries on over sockets
-    (r"NET/IB\b|NET/OFI\b|\bibv_[a-z_]+\b|\bmlx5_\d", "ib_fallback"),
+    # NCCL's RDMA transports (its IB verbs and AWS OFI plugins) reporting their own failure: which of the two
+    # categories it is depends on what NCCL did next (``rdma_category``)
+    (r"NET/IB\b|NET/OFI\b|\bibv_[a-z_]+\b|\bmlx5_\d", RDMA),
     (r"(?i)\bNCCL\b|nccl[A-Z]\w+Error", "nccl_internal"),
 )
 INNER_COMPILED = [(lazy_regex.compile(pattern), category) for pattern, category in INNER]
@@ -130,3 +132,20 @@ def category_of(row: dict) -> str:
     if exc:
         return "application_error"
     return FAMILY_DEFAULT.get(row.get("family") or "", "nccl_internal")
+
+
+def rdma_category(events: pl.DataFrame) -> str:
+    """An RDMA transport's error that no rule reads, by what NCCL used: an error of the fabric NCCL was using when
+    it chose that transport (``Using network IB``: ib_fabric, as the taxonomy reads a transport error); else a
+    transport that did not start, NCCL carrying on over sockets (ib_fallback)."""
+    if "kind" not in events.columns or "value" not in events.columns:
+        return "ib_fabric"
+    kind = pl.col("kind").cast(pl.String)
+    network = pl.col("value").cast(pl.String).fill_null("")
+    # NCCL initialises its socket transport only once no RDMA one came up (``NET/Socket : Using``, older NCCL's
+    # only sign of it), and names the one it chose (``Using network Socket``, ``Using network IB``)
+    sockets = events.filter((kind == "nccl.net_socket") | ((kind == "nccl.using_network") & network.str.contains("Socket")))
+    rdma = events.filter((kind == "nccl.using_network") & ~network.str.contains("Socket") & (network != ""))
+    # with neither shown, the unread error is most often a transport that did not start (plugins and devices are
+    # what rules do not read; run-time failures of a working transport are)
+    return "ib_fabric" if rdma.height and not sockets.height else "ib_fallback"

@@ -88,7 +88,9 @@ def _ras(m: re.Match) -> dict:
 
 
 def _retry(m: re.Match) -> dict:
-    return {"peer": m["peer"], "value": "retrying"}
+    # "retrying (N/M)" (NCCL 2.12+): the attempt and the most NCCL makes; N = M is its last try
+    return {"peer": m["peer"], "value": "retrying",
+            "detail": f"{m['attempt']}/{m['most']}" if m["attempt"] else None}
 
 
 def _env(m: re.Match) -> dict:
@@ -142,8 +144,8 @@ BODIES: list[tuple[str, str, Fields]] = [
                   r"|Plugin Path : \S*libnccl-net\S*)",
      _key_value("net_plugin")),
     ("nccl.info", r"\[Service thread\] Connection closed by localRank (?P<v>\d+)", _key_value("closed_by_local_rank")),
-    ("nccl.info", r"(?:\w+: )?(?:connect to (?P<peer>" + _ADDR + r") returned|Call to connect returned) .*retrying",
-     _retry),
+    ("nccl.info", r"(?:\w+: )?(?:connect to (?P<peer>" + _ADDR + r") returned|(?:Call to )?connect returned) .*retrying"
+     r"(?: \((?P<attempt>\d+)/(?P<most>\d+)\))?", _retry),
     ("nccl.info", r"(?P<v>HINT:.*)", _key_value("hint")),
     ("nccl.info", r"(?P<v>(?:[^\s:]+:\d+ )?Cuda failure.*|Failed to open libibverbs.*|Count not open .*)",
      _key_value("failure")),

@@ -251,3 +251,55 @@ def test_the_watchdogs_own_stack_is_a_symptom_and_the_rank_it_waited_for_is_name
     unread = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
     assert all(f.role == "symptom" for f in unread)
     assert report.findings[0].ranks == [0] and report.verdict.category == "collective_timeout"
+
+
+# https://github.com/NVIDIA/nccl/issues/615: a WARN of NCCL's IB transport while it moved data, no rule reads it
+IB_MISMATCH = ("train-run-env3-list2-parallel-0:15483:15645 [0] transport/net_ib.cc:665 NCCL WARN NET/IB : collective "
+               "mismatch error local size 546816 remote 524288 addr 7ff7d1530000 rkey 2553d seq 14/1c\n")
+
+
+def test_an_unread_rdma_error_of_a_transport_nccl_chose_is_the_fabrics(tmp_path):
+    # the same host's NCCL chose IB (the line of https://github.com/dstackai/dstack/issues/2712, host renamed to
+    # the WARN's): an error of that transport is a fabric error, not a fallback to sockets
+    chose = lines_of("healthy_dstack_ib_after_libibverbs_install", "workers.log", 0, 1).replace(
+        "computeinstance-e00vcar76672ttnkq6:697:739", "train-run-env3-list2-parallel-0:15483:15645")
+    report = analyze(tmp_path, chose + IB_MISMATCH)
+    unread = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+    assert unread and unread[0].category == "ib_fabric"
+    assert unread[0].hosts == ["train-run-env3-list2-parallel-0"]
+
+
+def test_an_unread_rdma_error_before_sockets_is_still_the_fallback(tmp_path):
+    # the same WARN where NCCL then used sockets (fixtures/public/healthy_aws_p3dn_2node_ofi_only_efa_warn_socket_bw_question's
+    # NET/Socket line): the RDMA transport did not carry the job
+    sockets = "".join(line + "\n" for line in lines_of(
+        "healthy_aws_p3dn_2node_ofi_only_efa_warn_socket_bw_question", "run_16gpu.log").splitlines()
+        if "NET/Socket : Using" in line)
+    report = analyze(tmp_path, IB_MISMATCH + sockets)
+    unread = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+    assert unread and unread[0].category == "ib_fallback"
+
+
+def test_the_last_nccl_connect_retry_a_log_ends_on_is_an_unreachable_peer(tmp_path):
+    # https://github.com/hiyouga/LlamaFactory/issues/8045: NCCL 2.12-2.18's retry line (no address named)
+    report = analyze(tmp_path, "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to "
+                               "host, retrying (34/34) after sleep for 3400 msec\n")
+    assert report.verdict.category == "network_unreachable"
+    assert report.findings[0].rule == "AN-ENDS-CONNECTING" and report.findings[0].hosts == ["zgiot"]
+
+
+def test_accelerates_refusal_on_gpus_without_p2p_is_the_topology_not_a_code_bug(tmp_path):
+    # https://github.com/OpenBMB/MiniCPM-V/issues/325 (torchrun, RTX 4090s): a NotImplementedError raised by Accelerate
+    report = analyze(tmp_path, "[rank1]:     raise NotImplementedError(\n"
+                               "[rank1]: NotImplementedError: Using RTX 4000 series doesn't support faster communication "
+                               "broadband via P2P or IB. Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" or "
+                               "use `accelerate launch` which will do this automatically.\n")
+    assert report.verdict.category == "p2p_topology" and report.findings[0].rule == "NL-SYS-012"
+    assert report.findings[0].ranks == [1]
+
+
+def test_a_script_python_cannot_open_is_a_missing_file(tmp_path):
+    # https://github.com/Lightning-AI/pytorch-lightning/issues/2086: DDP children started from Hydra's run folder
+    report = analyze(tmp_path, "python: can't open file '/home/joe/summarization/models/bart/outputs/2020-06-05/"
+                               "11-57-25/finetune.py': [Errno 2] No such file or directory\n")
+    assert report.verdict.category == "application_error" and report.findings[0].rule == "NL-APP-011"

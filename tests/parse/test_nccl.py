@@ -296,3 +296,12 @@ def test_a_socket_line_with_a_redacted_address_keeps_its_interface():
     # https://github.com/sgl-project/sglang/pull/1427: the author replaced the address with "<ip>"
     e = one("NCCL INFO NET/Socket : Using [0]ib0.<ip>")
     assert (e["kind"], e["iface"], e.get("peer")) == ("nccl.net_socket", "ib0", None)
+
+
+def test_a_connect_retry_of_nccl_2_12_to_2_18_is_read_with_its_try_count():
+    # https://github.com/hiyouga/LlamaFactory/issues/8045: "%s: connect returned %s, retrying (%d/%ld) after sleep
+    # for %u msec" names no address (later versions say "connect to <addr> returned")
+    e = one("zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying "
+            "(34/34) after sleep for 3400 msec")
+    assert e["kind"] == "nccl.info" and e["value"] == "retrying" and e["detail"] == "34/34"
+    assert e["host"] == "zgiot"
