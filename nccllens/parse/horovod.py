@@ -8,8 +8,9 @@ tensors that some ranks submitted and others did not, and names the missing ones
   of ranks and are waiting for remainder of ranks for more than 60 seconds. …`` and ``Stalled ops:``;
 - ≥ 0.20 (``stall_inspector.cc``): the same head line, then ``Stalled ranks:`` (``Missing ranks:`` in some
   builds) and one ``<rank>: [<tensors>]`` line per missing rank (``<rank>!:`` when that rank is shutting down);
-- 0.11 and older: the head line ends in ``Stalled ops: <tensor> [ready ranks: 0, 2, …]`` on the same line;
-  the missing ranks are the gaps in the ready set (ranks above the highest ready rank cannot be told).
+- 0.11 and older: the head line ends in ``Stalled ops: <tensor> [ready ranks: 0, 2, …]`` on the same line, or
+  the ops follow on lines of their own; the missing ranks are the gaps in the ready set (ranks above the
+  highest ready rank cannot be told).
 
 Each gives a ``horovod.stall`` event whose ``peer`` is the missing ranks (``rank 1``, ``ranks 1, 3``) when
 the line names them; the tensor is the ``key``. Mixed-in ``mpirun --tag-output`` prefixes (``[1,0]<stderr>:``
@@ -82,6 +83,16 @@ def _not_ready(body: str) -> tuple[list[int], str | None]:
     return sorted(set(range(max(ready) + 1)) - ready), found[0]["key"] or None
 
 
+def _ready_lines(line: Line, ctx: FileContext) -> list[Line]:
+    """The ``<tensor> [ready ranks: …]`` lines right after an old stall head (up to the first other line)."""
+    found = []
+    for nxt in ctx.lines_after(line, 16):
+        if not _READY.search(nxt.raw):
+            break
+        found.append(nxt)
+    return found
+
+
 def _event(line: Line, ctx: FileContext) -> dict | None:
     body = _TAG.sub("", line.message).strip()
     m = _MISSING.search(body)
@@ -91,6 +102,8 @@ def _event(line: Line, ctx: FileContext) -> dict | None:
     head = _HEAD.search(body)
     if head:
         gaps, key = _not_ready(body)
+        if not gaps:  # the stalled ops listed on the lines after the head ("<tensor> [ready ranks: …], ")
+            gaps, key = _not_ready(" ".join(_TAG.sub("", nxt.raw) for nxt in _ready_lines(line, ctx)))
         extra = {"peer": ranks_list(" ".join(map(str, gaps))), "key": key} if gaps else {}
         return event_for(line, "horovod.stall", timeout_ms=int(head["s"]) * 1000, level="warning",
                          message=body, **extra, **_time(body))

@@ -9,7 +9,9 @@
   ``Local host: a`` / ``Remote host: b`` → ``openmpi.tcp_unreachable`` on host ``a`` with ``peer`` ``b``;
 - ``ORTE has lost communication with a remote daemon.`` (``PRTE`` in Open MPI 5) / ``HNP daemon : [..] on node a``
   / ``Remote daemon: [..] on node b``, and Open MPI 3's ``ORTE has lost communication with its daemon located on
-  node:`` / ``hostname:  b`` → ``openmpi.lost_daemon`` with ``peer`` ``b`` (the node whose daemon went away).
+  node:`` / ``hostname:  b`` → ``openmpi.lost_daemon`` with ``peer`` ``b`` (the node whose daemon went away);
+- ``An MPI communication peer process has unexpectedly disconnected.`` … ``Local host: a`` / ``Peer host: b`` (the
+  TCP transport's report of a peer that hung up) → ``openmpi.peer_disconnected`` on host ``a`` with ``peer`` ``b``.
 
 The launcher's own name comes first (``mpirun``, ``mpirun.real``, ``orterun``, ``prterun``, ``mpiexec``).
 """
@@ -25,7 +27,8 @@ FAMILY = "openmpi"
 
 PREFILTER = (r"noticed that process rank \d+ with PID \d+ on node "
              r"|detected that one or more processes exited with non-zero status"
-             r"|unable to complete a TCP connection|[OP]RTE has lost communication with (?:a remote|its) daemon")
+             r"|unable to complete a TCP connection|[OP]RTE has lost communication with (?:a remote|its) daemon"
+             r"|MPI communication peer process has unexpectedly disconnected")
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
            11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
@@ -37,6 +40,7 @@ _LOCAL = lazy_regex.compile(r"Local host:\s*(?P<h>\S+)")
 _REMOTE = lazy_regex.compile(r"Remote host:\s*(?P<h>\S+)")
 _LOST_PEER = lazy_regex.compile(r"Remote daemon\s*:.*? on node (?P<h>\S+)|^\s*hostname:\s*(?P<h2>\S+)")
 _LOST_HNP = lazy_regex.compile(r"HNP daemon\s*:.*? on node (?P<h>\S+)")
+_PEER_HOST = lazy_regex.compile(r"Peer host:\s*(?P<h>\S+)")
 
 
 def _after(line: Line, ctx: FileContext, n: int) -> list[str]:
@@ -92,6 +96,18 @@ def _lost(line: Line, ctx: FileContext, body: str) -> dict:
     return event
 
 
+def _hung_up(line: Line, ctx: FileContext, body: str) -> dict:
+    event = event_for(line, "openmpi.peer_disconnected", level="error", message=body)
+    for text in _after(line, ctx, 16):  # the help text, then the hosts
+        local, peer = _LOCAL.search(text), _PEER_HOST.search(text)
+        if local and not line.host:
+            event["host"] = local["h"]
+        if peer:
+            event["peer"] = peer["h"]
+            break
+    return event
+
+
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         body = line.message.strip()
@@ -104,6 +120,8 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 event = _tcp(line, ctx, body)
             elif "has lost communication with" in body:
                 event = _lost(line, ctx, body)
+            elif "peer process has unexpectedly disconnected" in body:
+                event = _hung_up(line, ctx, body)
             else:
                 continue
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events

@@ -7,6 +7,7 @@ and ``frame #N`` lines printed inside the exception text are reduced to function
 
 ``python.exception`` covers exception lines printed without a traceback (``RuntimeError: ...``
 alone, ``[rank1] caught builtins.RuntimeError: ...``) and the DataLoader worker messages.
+``python.ignored_exception`` is an exception CPython reported as ignored (``Exception ignored in: ...``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ FAMILY = "python"
 
 PREFILTER = (
     r"Traceback \(most recent call last\)"
+    r"|^Exception ignored (?:in|on|while)\b"
     r"|^ ?(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)(?:\([A-Za-z_][\w.]*\))?(?::|\s*$)"
     r"|caught (?:\w+\.)*\w+(?:Error|Exception)"
     r"|DataLoader worker \(pid"
@@ -46,6 +48,7 @@ SIGNAL_BY_DESCRIPTION = {
 }
 
 _TRACEBACK = lazy_regex.compile(r"^(?P<indent>\s*)Traceback \(most recent call last\):")
+_IGNORED = lazy_regex.compile(r"^Exception ignored (?:in|on|while)\b")  # CPython's unraisable-exception report
 # a wrapper that re-raises another process's exception and prints its traceback after its own line
 # (DataLoader's "Caught X in DataLoader worker process N.", multiprocessing's spawn errors)
 _ORIGINAL = lazy_regex.compile(r"^\s*Original Traceback \(most recent call last\):")
@@ -306,6 +309,28 @@ def _exception_event(body: str) -> dict | None:
     return event
 
 
+def _ignored_event(line: Line, body: str, ctx: FileContext) -> tuple[dict, list[Line]]:
+    """CPython's report of an exception it could not raise and ignored (in a finaliser, ``__del__``, an atexit
+    hook, a thread at exit): ``Exception ignored in: <object>``, then the traceback or the exception line. The
+    program went on, so the exception is context (``python.ignored_exception``, level info), never a failure;
+    its lines are this event's, so that no rule reads them as one."""
+    event = {"family": FAMILY, "kind": "python.ignored_exception", "level": "info", "message": body.strip()}
+    following = ctx.following(line, 1)
+    used: list[Line] = []
+    if following:
+        first = split_header(following[0].message, ctx.year)[1]
+        if _TRACEBACK.match(first):
+            inner, inner_used = _traceback_event(following[0], first, None, ctx)
+            used = [following[0], *inner_used]
+            event.update(exc_type=inner["exc_type"], detail=inner["message"])
+        elif not first[:1].isspace() and (inner := _exception_event(first)) is not None:
+            used = [following[0]]
+            event.update(exc_type=inner.get("exc_type"), detail=inner["message"])
+    if used:
+        event["_last_line"] = used[-1].line
+    return event, used
+
+
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     consumed: set[int] = set()
     for line in lines:
@@ -315,6 +340,11 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             header, body = split_header(line.message, ctx.year)
             if _TABLE_TRACEBACK.match(body):
                 continue  # a torchrun failure-table field: the torchrun family reads it
+            if _IGNORED.match(body):
+                event, used = _ignored_event(line, body, ctx)
+                consumed.update(f.line for f in used)
+                yield event
+                continue
             if _TRACEBACK.match(body):
                 event, used = _traceback_event(line, body, header, ctx)
                 consumed.update(f.line for f in used)

@@ -303,3 +303,15 @@ def test_a_script_python_cannot_open_is_a_missing_file(tmp_path):
     report = analyze(tmp_path, "python: can't open file '/home/joe/summarization/models/bart/outputs/2020-06-05/"
                                "11-57-25/finetune.py': [Errno 2] No such file or directory\n")
     assert report.verdict.category == "application_error" and report.findings[0].rule == "NL-APP-011"
+
+
+def test_exceptions_python_ignored_and_cuda_calls_at_exit_are_not_failures(tmp_path):
+    # https://github.com/pytorch/pytorch/issues/95724 (a finaliser's FileNotFoundError, ignored) and
+    # https://github.com/apache/mxnet/issues/1401 (a CUDA call once the driver was shutting down): runs that finished
+    report = analyze(tmp_path, "Exception ignored in: <Finalize object, dead>\n"
+                               "FileNotFoundError: [Errno 2] No such file or directory\n"
+                               "terminate called after throwing an instance of 'dmlc::Error'\n"
+                               "  what():  driver shutting down\n")
+    assert report.verdict.category in ("none", "unknown") and report.verdict.finding is None
+    assert not [f for f in report.findings if f.severity in ("error", "critical")]
+    assert [f.rule for f in report.findings] == ["NL-APP-021"]

@@ -74,3 +74,21 @@ def test_ranks_missing_different_tensors_name_the_smaller_side():
     case = ROOT / "fixtures" / "public" / "insightface_partialfc_horovod_rank0_noname_counter_ahead_stall"
     top = nccllens.analyze(str(case)).findings[0]
     assert (top.rule, top.category, top.ranks) == ("NL-HVD-001", "rank_divergence", [0])
+
+
+def run_following(*texts: str) -> list[dict]:
+    """``run``, with each line's following lines readable (as the pipeline gives them)."""
+    lines = [Line(file="x.log", line=i + 1, raw=t, message=t, row=i) for i, t in enumerate(texts)]
+    follow = {ln.line: lines[i + 1:] for i, ln in enumerate(lines)}
+    return list(horovod.parse(lines, FileContext(path="x.log", _following=lambda line, n: follow[line.line][:n])))
+
+
+def test_stalled_ops_on_the_lines_after_an_old_head_give_the_missing_ranks():
+    # https://github.com/horovod/horovod/issues/364: the old head line, then "<tensor> [ready ranks: ...]" on a line
+    # of its own; ranks 1 and 5 (gaps below the highest ready rank) did not submit the tensor
+    (e,) = run_following("WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
+               "and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks "
+               "are trying to submit different tensors or that only subset of ranks is submitting tensors, which will "
+               "cause deadlock. ",
+               "allreduce.conv1.weight [ready ranks: 0, 7, 3, 2, 4, 6], ")
+    assert e["kind"] == "horovod.stall" and e["peer"] == "ranks 1, 5" and e["key"] == "allreduce.conv1.weight"

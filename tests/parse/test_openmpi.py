@@ -67,3 +67,46 @@ def test_a_lost_daemon_names_the_node_it_ran_on():
         "   hostname:  ip-10-15-20-17.ec2.internal\n")
     lost = orte.filter(orte["kind"].cast(str) == "openmpi.lost_daemon").row(0, named=True)
     assert lost["peer"] == "ip-10-15-20-17.ec2.internal"
+
+
+# https://github.com/NVIDIA/nccl-tests/issues/338: a 2-node nccl-tests run whose other process failed first
+HUNG_UP = """gpu: Test CUDA failure common.cu:1030 'system not yet initialized'
+ .. gpu pid 3018: Test failure common.cu:937
+--------------------------------------------------------------------------
+An MPI communication peer process has unexpectedly disconnected.  This
+usually indicates a failure in the peer process (e.g., a crash or
+otherwise exiting without calling MPI_FINALIZE first).
+
+Although this local MPI process will likely now behave unpredictably
+(it may even hang or crash), the root cause of this problem is the
+failure of the peer -- that is what you need to investigate.  For
+example, there may be a core file that you can examine.  More
+generally: such peer hangups are frequently caused by application bugs
+or other external events.
+
+  Local host: gpu
+  Local PID:  4870
+  Peer host:  gpu
+--------------------------------------------------------------------------
+"""
+
+
+def test_a_peer_that_hung_up_names_the_local_and_the_peer_host():
+    (e,) = run(*HUNG_UP.splitlines()[3:])
+    assert (e["kind"], e["host"], e["peer"]) == ("openmpi.peer_disconnected", "gpu", "gpu")
+
+
+def test_the_peer_that_hung_up_is_named_and_yields_to_the_error_before_it(tmp_path):
+    (tmp_path / "run.log").write_text(HUNG_UP, encoding="utf-8")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.findings[0].rule != "NL-NET-016"  # the CUDA failure the peer died of comes first
+    hung = [f for f in report.findings if f.rule == "NL-NET-016"]
+    assert hung and hung[0].category == "peer_exited" and hung[0].hosts == ["gpu"]
+
+
+def test_a_peer_host_alone_is_the_culprit(tmp_path):
+    # https://github.com/horovod/horovod/issues/1950: the message's first and last lines as pasted
+    (tmp_path / "run.log").write_text("An MPI communication peer process has unexpectedly disconnected.  This\n"
+                                      "  Peer host:  reco-zl-c4-reco316\n", encoding="utf-8")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "peer_exited" and report.findings[0].hosts == ["reco-zl-c4-reco316"]

@@ -298,3 +298,20 @@ def test_ray_names_the_tasks_own_exception_in_brackets():
             "(pid=1876, ip=100.97.252.234, repr=TorchTrainer)")
     (event,) = run(line)
     assert event["exc_type"] == "RuntimeError" and event["kind"] == "python.exception"
+
+
+def test_an_exception_python_reports_as_ignored_is_context_not_a_failure():
+    # https://github.com/pytorch/pytorch/issues/95724: a finaliser's exception after a run that finished; CPython
+    # prints it and goes on
+    (e,) = run("Exception ignored in: <Finalize object, dead>\nFileNotFoundError: [Errno 2] No such file or directory")
+    assert e["kind"] == "python.ignored_exception" and e["level"] == "info"
+    assert e["exc_type"] == "FileNotFoundError"
+
+
+def test_an_ignored_exception_with_its_traceback_takes_the_whole_traceback():
+    # https://github.com/mlbench/mlbench-core/issues/26: tqdm's __del__ at exit (the frames between are synthetic,
+    # CPython's traceback format)
+    (e,) = run("Exception ignored in: <bound method tqdm.__del__ \nTraceback (most recent call last):\n"
+               '  File "/usr/lib/python3/site-packages/tqdm/_tqdm.py", line 931, in __del__\n'
+               "    self.close()\nRuntimeError: cannot join current thread")
+    assert e["kind"] == "python.ignored_exception" and e["exc_type"] == "RuntimeError"
