@@ -22,7 +22,8 @@ EMBEDDED_CATEGORIES = {
     "straggler", "config_mismatch", "cuda_error", "p2p_topology", "job_killed", "rendezvous_timeout",
     "dataloader_crash", "application_error", "nccl_internal",
 }
-NOT_SCENARIOS = {"generate", "public", "holdout"}  # the generator and the real-log corpus (tests/test_corpus_layout.py)
+NOT_SCENARIOS = {"generate", "public", "holdout", "lines"}  # the generator, the real-log corpus
+# (tests/test_corpus_layout.py) and the line collections (tests/test_line_collections.py)
 REQUIRED = {
     "scenario": str, "provoked": str, "category": str, "culprit_ranks": list, "culprit_hosts": list,
     "healthy": bool, "torch": str, "command": str, "synthetic": bool,

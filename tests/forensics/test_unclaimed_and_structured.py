@@ -315,3 +315,22 @@ def test_exceptions_python_ignored_and_cuda_calls_at_exit_are_not_failures(tmp_p
     assert report.verdict.category in ("none", "unknown") and report.verdict.finding is None
     assert not [f for f in report.findings if f.severity in ("error", "critical")]
     assert [f.rule for f in report.findings] == ["NL-APP-021"]
+
+
+def test_gloos_device_check_is_the_hosts_network_set_up(tmp_path):
+    # https://github.com/pytorch/pytorch/issues/135355: one rank resolved to IPv4, the other to IPv6
+    report = analyze(tmp_path, "[rank0]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/"
+                               "device.cc:276] ss1.ss_family == ss2.ss_family. 2 vs 10\n"
+                               "[rank1]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/"
+                               "device.cc:276] ss1.ss_family == ss2.ss_family. 10 vs 2\n")
+    assert report.verdict.category == "network_interface" and report.findings[0].rule == "NL-NET-017"
+    assert report.findings[0].ranks == [0, 1]
+
+
+def test_a_kernel_fault_the_watchdog_reports_is_the_kernels(tmp_path):
+    # https://github.com/verl-project/verl/issues/3579: the watchdog thread ended on a CUDA fault, not a timeout
+    report = analyze(tmp_path, "(WorkerDict pid=2862157) [rank3]:[E923 11:14:11.615370309 ProcessGroupNCCL.cpp:1895] "
+                               "[PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with "
+                               "exception: CUDA error: misaligned address\n")
+    assert report.verdict.category == "cuda_error" and report.findings[0].rule == "NL-APP-003"
+    assert report.findings[0].ranks == [3]
