@@ -139,7 +139,7 @@ def rdma_category(events: pl.DataFrame) -> str:
     it chose that transport (``Using network IB``: ib_fabric, as the taxonomy reads a transport error); else a
     transport that did not start, NCCL carrying on over sockets (ib_fallback)."""
     if "kind" not in events.columns or "value" not in events.columns:
-        return "ib_fabric"
+        return "ib_fallback"
     kind = pl.col("kind").cast(pl.String)
     network = pl.col("value").cast(pl.String).fill_null("")
     # NCCL initialises its socket transport only once no RDMA one came up (``NET/Socket : Using``, older NCCL's
