@@ -258,10 +258,12 @@ def launched_process_facts(message: str | None) -> dict:
     return facts
 
 
-# a standard-library thread that prints its own traceback and carries on: multiprocessing's queue feeder
-# (``queues.py ... in _feed``) loses its reader when the process at the other end has gone or closed the queue.
-# That is no failure of the program's own; the other process's failure, if any, is on its own lines
-_BACKGROUND_THREAD = lazy_regex.compile(r"multiprocessing[\\/]queues\.py:\d+ in _feed$")
+# a standard-library thread or helper process that prints its own traceback and carries on: multiprocessing's
+# queue feeder (``queues.py ... in _feed``) loses its reader when the process at the other end has gone or closed
+# the queue; its resource tracker (``resource_tracker.py ... in main``, a process of its own) finds a shared-memory
+# name already gone when the program unlinked it itself. No failure of the program's own; another process's
+# failure, if any, is on its own lines
+_BACKGROUND_THREAD = lazy_regex.compile(r"multiprocessing[\\/](?:queues\.py:\d+ in _feed|resource_tracker\.py:\d+ in main)$")
 
 
 def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[dict, list[Line]]:
@@ -280,7 +282,9 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[d
         "exc_type": tb.exc_type, "message": tb.message or body.strip(), "detail": tb.detail(),
     }
     if tb.frames and _BACKGROUND_THREAD.search(tb.frames[0]):
-        event["level"] = "warning"
+        # read as an exception the program went on from: its text is the detail, not a failure's message
+        event.update(kind="python.ignored_exception", level="info", detail=event["message"],
+                     message=f"Traceback of a standard-library helper ({short_path(tb.frames[0])})")
     event.update(dataloader_facts(tb.texts))
     event.update(launched_process_facts(tb.message))
     if header is not None and header.ts is not None:

@@ -334,3 +334,9 @@ def test_a_kernel_fault_the_watchdog_reports_is_the_kernels(tmp_path):
                                "exception: CUDA error: misaligned address\n")
     assert report.verdict.category == "cuda_error" and report.findings[0].rule == "NL-APP-003"
     assert report.findings[0].ranks == [3]
+
+
+def test_a_moab_wallclock_kill_is_read(tmp_path):
+    # https://github.com/CoBrALab/MAGeTbrain/issues/20 (Moab/Torque)
+    killed = analyze(tmp_path, "MOAB_INFO:  job exceeded wallclock limit\n")
+    assert killed.verdict.category == "job_killed" and killed.findings[0].rule == "AN-WALLCLOCK-KILL"
