@@ -340,3 +340,19 @@ def test_a_moab_wallclock_kill_is_read(tmp_path):
     # https://github.com/CoBrALab/MAGeTbrain/issues/20 (Moab/Torque)
     killed = analyze(tmp_path, "MOAB_INFO:  job exceeded wallclock limit\n")
     assert killed.verdict.category == "job_killed" and killed.findings[0].rule == "AN-WALLCLOCK-KILL"
+
+
+def test_a_gpu_whose_gsp_firmware_would_not_boot_is_the_hardwares(tmp_path):
+    # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1058: the driver's GSP steps, without the generic line
+    report = analyze(tmp_path, "[   81.967331] NVRM: GPU0 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed "
+                               "with booting GSP\n[   81.967373] NVRM: GPU0 RmInitAdapter: Cannot initialize GSP "
+                               "firmware RM\n")
+    assert report.verdict.category == "gpu_hardware" and report.findings[0].rule == "NL-GPU-017"
+
+
+def test_accelerates_shape_check_is_a_divergence_of_the_processes(tmp_path):
+    # https://github.com/charent/ChatLM-mini-Chinese/issues/36 (quoted in the report's own sentence)
+    report = analyze(tmp_path, "在本地用train.py pretrain 的时候出现 Accelerate.utils.operations.DistributedOperationException: "
+                               "Cannot apply desired operation due to shape mismatches. All Shapes across devices myst be "
+                               "valid. Input shapes: -Process 0:\n")
+    assert report.verdict.category == "rank_divergence" and report.findings[0].rule == "NL-TORCH-034"
