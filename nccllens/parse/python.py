@@ -7,7 +7,8 @@ and ``frame #N`` lines printed inside the exception text are reduced to function
 
 ``python.exception`` covers exception lines printed without a traceback (``RuntimeError: ...``
 alone, ``[rank1] caught builtins.RuntimeError: ...``) and the DataLoader worker messages.
-``python.ignored_exception`` is an exception CPython reported as ignored (``Exception ignored in: ...``).
+``python.ignored_exception`` is an exception the program went on from: one CPython reported as ignored
+(``Exception ignored in: ...``), or a standard-library helper's own traceback (queue feeder, resource tracker).
 """
 
 from __future__ import annotations
