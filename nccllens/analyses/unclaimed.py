@@ -114,8 +114,9 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
     distinct = rows.select([pl.col(c).cast(pl.String) if c in ("kind", "family", "signal", "exc_type") else pl.col(c)
                             for c in FIELDS]).unique()
     read = [category_of(r) for r in distinct.iter_rows(named=True)]
-    if RDMA in read:
-        read = [rdma_category(events) if c == RDMA else c for c in read]
+    if RDMA in read:  # settled once for the job: by which transport NCCL used
+        settled = rdma_category(events)
+        read = [settled if c == RDMA else c for c in read]
     categories = distinct.with_columns(pl.Series("_category", read, dtype=pl.String))
     rows = rows.with_columns([pl.col(c).cast(pl.String).alias(f"_k{c}") for c in ("kind", "family", "signal", "exc_type")])
     keys = [f"_k{c}" if c in ("kind", "family", "signal", "exc_type") else c for c in FIELDS]

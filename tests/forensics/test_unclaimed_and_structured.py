@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import nccllens
 
 PUBLIC = Path(__file__).resolve().parents[2] / "fixtures" / "public"
@@ -280,31 +282,6 @@ def test_an_unread_rdma_error_before_sockets_is_still_the_fallback(tmp_path):
     assert unread and unread[0].category == "ib_fallback"
 
 
-def test_the_last_nccl_connect_retry_a_log_ends_on_is_an_unreachable_peer(tmp_path):
-    # https://github.com/hiyouga/LlamaFactory/issues/8045: NCCL 2.12-2.18's retry line (no address named)
-    report = analyze(tmp_path, "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to "
-                               "host, retrying (34/34) after sleep for 3400 msec\n")
-    assert report.verdict.category == "network_unreachable"
-    assert report.findings[0].rule == "AN-ENDS-CONNECTING" and report.findings[0].hosts == ["zgiot"]
-
-
-def test_accelerates_refusal_on_gpus_without_p2p_is_the_topology_not_a_code_bug(tmp_path):
-    # https://github.com/OpenBMB/MiniCPM-V/issues/325 (torchrun, RTX 4090s): a NotImplementedError raised by Accelerate
-    report = analyze(tmp_path, "[rank1]:     raise NotImplementedError(\n"
-                               "[rank1]: NotImplementedError: Using RTX 4000 series doesn't support faster communication "
-                               "broadband via P2P or IB. Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" or "
-                               "use `accelerate launch` which will do this automatically.\n")
-    assert report.verdict.category == "p2p_topology" and report.findings[0].rule == "NL-SYS-012"
-    assert report.findings[0].ranks == [1]
-
-
-def test_a_script_python_cannot_open_is_a_missing_file(tmp_path):
-    # https://github.com/Lightning-AI/pytorch-lightning/issues/2086: DDP children started from Hydra's run folder
-    report = analyze(tmp_path, "python: can't open file '/home/joe/summarization/models/bart/outputs/2020-06-05/"
-                               "11-57-25/finetune.py': [Errno 2] No such file or directory\n")
-    assert report.verdict.category == "application_error" and report.findings[0].rule == "NL-APP-011"
-
-
 def test_exceptions_python_ignored_and_cuda_calls_at_exit_are_not_failures(tmp_path):
     # https://github.com/pytorch/pytorch/issues/95724 (a finaliser's FileNotFoundError, ignored) and
     # https://github.com/apache/mxnet/issues/1401 (a CUDA call once the driver was shutting down): runs that finished
@@ -317,42 +294,54 @@ def test_exceptions_python_ignored_and_cuda_calls_at_exit_are_not_failures(tmp_p
     assert [f.rule for f in report.findings] == ["NL-APP-021"]
 
 
-def test_gloos_device_check_is_the_hosts_network_set_up(tmp_path):
-    # https://github.com/pytorch/pytorch/issues/135355: one rank resolved to IPv4, the other to IPv6
-    report = analyze(tmp_path, "[rank0]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/"
-                               "device.cc:276] ss1.ss_family == ss2.ss_family. 2 vs 10\n"
-                               "[rank1]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/"
-                               "device.cc:276] ss1.ss_family == ss2.ss_family. 10 vs 2\n")
-    assert report.verdict.category == "network_interface" and report.findings[0].rule == "NL-NET-017"
-    assert report.findings[0].ranks == [0, 1]
+# One paste's lines from a public thread each, and what a user must read first: (thread, text, category, rule,
+# culprit ranks or hosts where the lines name them)
+READINGS = [
+    pytest.param(  # NCCL 2.12-2.18's retry line (no address named)
+        "https://github.com/hiyouga/LlamaFactory/issues/8045",
+        "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
+        "after sleep for 3400 msec\n", "network_unreachable", "AN-ENDS-CONNECTING", {"hosts": ["zgiot"]},
+        id="last-nccl-connect-retry"),
+    pytest.param(  # torchrun on RTX 4090s: a NotImplementedError raised by Accelerate, not a code bug
+        "https://github.com/OpenBMB/MiniCPM-V/issues/325",
+        "[rank1]:     raise NotImplementedError(\n[rank1]: NotImplementedError: Using RTX 4000 series doesn't support "
+        "faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" "
+        "or use `accelerate launch` which will do this automatically.\n", "p2p_topology", "NL-SYS-012", {"ranks": [1]},
+        id="accelerate-refuses-gpus-without-p2p"),
+    pytest.param(  # DDP children started from Hydra's run folder
+        "https://github.com/Lightning-AI/pytorch-lightning/issues/2086",
+        "python: can't open file '/home/joe/summarization/models/bart/outputs/2020-06-05/11-57-25/finetune.py': "
+        "[Errno 2] No such file or directory\n", "application_error", "NL-APP-011", {}, id="script-python-cannot-open"),
+    pytest.param(  # one rank resolved to IPv4, the other to IPv6
+        "https://github.com/pytorch/pytorch/issues/135355",
+        "[rank0]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:276] "
+        "ss1.ss_family == ss2.ss_family. 2 vs 10\n[rank1]: RuntimeError: [enforce fail at "
+        "../third_party/gloo/gloo/transport/tcp/device.cc:276] ss1.ss_family == ss2.ss_family. 10 vs 2\n",
+        "network_interface", "NL-NET-017", {"ranks": [0, 1]}, id="gloo-device-set-up"),
+    pytest.param(  # the watchdog thread ended on a CUDA fault, not a timeout
+        "https://github.com/verl-project/verl/issues/3579",
+        "(WorkerDict pid=2862157) [rank3]:[E923 11:14:11.615370309 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 3] Process group watchdog thread terminated with exception: CUDA error: misaligned "
+        "address\n", "cuda_error", "NL-APP-003", {"ranks": [3]}, id="kernel-fault-the-watchdog-reports"),
+    pytest.param(  # Moab/Torque
+        "https://github.com/CoBrALab/MAGeTbrain/issues/20",
+        "MOAB_INFO:  job exceeded wallclock limit\n", "job_killed", "AN-WALLCLOCK-KILL", {}, id="moab-wallclock-kill"),
+    pytest.param(  # the driver's GSP steps, without the generic line
+        "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1058",
+        "[   81.967331] NVRM: GPU0 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with booting GSP\n"
+        "[   81.967373] NVRM: GPU0 RmInitAdapter: Cannot initialize GSP firmware RM\n", "gpu_hardware", "NL-GPU-017",
+        {}, id="gsp-firmware-would-not-boot"),
+    pytest.param(  # quoted in the report's own sentence
+        "https://github.com/charent/ChatLM-mini-Chinese/issues/36",
+        "在本地用train.py pretrain 的时候出现 Accelerate.utils.operations.DistributedOperationException: Cannot apply "
+        "desired operation due to shape mismatches. All Shapes across devices myst be valid. Input shapes: -Process 0:[16,174] -Process1:[16,167]\n",
+        "rank_divergence", "NL-TORCH-034", {}, id="accelerate-shape-check"),
+]
 
 
-def test_a_kernel_fault_the_watchdog_reports_is_the_kernels(tmp_path):
-    # https://github.com/verl-project/verl/issues/3579: the watchdog thread ended on a CUDA fault, not a timeout
-    report = analyze(tmp_path, "(WorkerDict pid=2862157) [rank3]:[E923 11:14:11.615370309 ProcessGroupNCCL.cpp:1895] "
-                               "[PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with "
-                               "exception: CUDA error: misaligned address\n")
-    assert report.verdict.category == "cuda_error" and report.findings[0].rule == "NL-APP-003"
-    assert report.findings[0].ranks == [3]
-
-
-def test_a_moab_wallclock_kill_is_read(tmp_path):
-    # https://github.com/CoBrALab/MAGeTbrain/issues/20 (Moab/Torque)
-    killed = analyze(tmp_path, "MOAB_INFO:  job exceeded wallclock limit\n")
-    assert killed.verdict.category == "job_killed" and killed.findings[0].rule == "AN-WALLCLOCK-KILL"
-
-
-def test_a_gpu_whose_gsp_firmware_would_not_boot_is_the_hardwares(tmp_path):
-    # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1058: the driver's GSP steps, without the generic line
-    report = analyze(tmp_path, "[   81.967331] NVRM: GPU0 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed "
-                               "with booting GSP\n[   81.967373] NVRM: GPU0 RmInitAdapter: Cannot initialize GSP "
-                               "firmware RM\n")
-    assert report.verdict.category == "gpu_hardware" and report.findings[0].rule == "NL-GPU-017"
-
-
-def test_accelerates_shape_check_is_a_divergence_of_the_processes(tmp_path):
-    # https://github.com/charent/ChatLM-mini-Chinese/issues/36 (quoted in the report's own sentence)
-    report = analyze(tmp_path, "在本地用train.py pretrain 的时候出现 Accelerate.utils.operations.DistributedOperationException: "
-                               "Cannot apply desired operation due to shape mismatches. All Shapes across devices myst be "
-                               "valid. Input shapes: -Process 0:\n")
-    assert report.verdict.category == "rank_divergence" and report.findings[0].rule == "NL-TORCH-034"
+@pytest.mark.parametrize(("thread", "text", "category", "rule", "culprit"), READINGS)
+def test_a_threads_lines_are_read_as_their_cause(tmp_path, thread, text, category, rule, culprit):
+    report = analyze(tmp_path, text)
+    assert report.verdict.category == category and report.findings[0].rule == rule, thread
+    for field, expected in culprit.items():
+        assert getattr(report.findings[0], field) == expected, thread

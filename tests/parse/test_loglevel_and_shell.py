@@ -79,29 +79,28 @@ def test_an_nccl_warn_no_rule_knows_is_a_failure(tmp_path):
     assert report.findings[0].ranks == [201]
 
 
-def test_a_queue_feeder_thread_losing_its_reader_is_no_failure_of_the_program(tmp_path):
+HELPER_TRACEBACKS = {
     # source: https://github.com/MLOPTPSU/FedTorch/issues/4 (the maintainer: it does not affect the result)
-    (tmp_path / "job.log").write_text(
-        "Traceback (most recent call last):\n"
-        '  File "/usr/lib/python3.8/multiprocessing/queues.py", line 245, in _feed\n'
-        "    send_bytes(obj)\n"
-        '  File "/usr/lib/python3.8/multiprocessing/connection.py", line 200, in send_bytes\n'
-        "    self._send_bytes(m[offset:offset + size])\n"
-        "BrokenPipeError: [Errno 32] Broken pipe\n")
+    "queue feeder": ("Traceback (most recent call last):\n"
+                     '  File "/usr/lib/python3.8/multiprocessing/queues.py", line 245, in _feed\n'
+                     "    send_bytes(obj)\n"
+                     '  File "/usr/lib/python3.8/multiprocessing/connection.py", line 200, in send_bytes\n'
+                     "    self._send_bytes(m[offset:offset + size])\n"
+                     "BrokenPipeError: [Errno 32] Broken pipe\n", "BrokenPipeError"),
+    # https://github.com/vllm-project/vllm/issues/5468 (the run went on; the tracker is a helper process of its own)
+    "resource tracker": ("Traceback (most recent call last):\n"
+                         '  File "/usr/lib/python3.10/multiprocessing/resource_tracker.py", line 209, in main\n'
+                         "    cache[rtype].remove(name)\n"
+                         "KeyError: '/psm_10b3d52e'\n", "KeyError"),
+}
+
+
+@pytest.mark.parametrize("helper", sorted(HELPER_TRACEBACKS))
+def test_a_standard_library_helpers_own_traceback_is_no_failure_of_the_program(tmp_path, helper):
+    text, exc_type = HELPER_TRACEBACKS[helper]
+    (tmp_path / "job.log").write_text(text)
     report = nccllens.analyze(str(tmp_path))
     assert report.verdict.finding is None
     assert not [f for f in report.findings if f.severity in ("critical", "error")]
     events = report.events.filter(report.events["kind"].cast(str) == "python.ignored_exception")
-    assert events["level"].cast(str).to_list() == ["info"] and events["exc_type"].to_list() == ["BrokenPipeError"]
-
-
-def test_the_resource_trackers_own_traceback_is_no_failure_of_the_program(tmp_path):
-    # https://github.com/vllm-project/vllm/issues/5468 (the run went on; the tracker is a helper process of its own)
-    (tmp_path / "job.log").write_text(
-        "Traceback (most recent call last):\n"
-        '  File "/usr/lib/python3.10/multiprocessing/resource_tracker.py", line 209, in main\n'
-        "    cache[rtype].remove(name)\n"
-        "KeyError: '/psm_10b3d52e'\n")
-    report = nccllens.analyze(str(tmp_path))
-    assert report.verdict.finding is None
-    assert not [f for f in report.findings if f.severity in ("critical", "error")]
+    assert events["level"].cast(str).to_list() == ["info"] and events["exc_type"].to_list() == [exc_type]
