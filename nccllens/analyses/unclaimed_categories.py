@@ -1,7 +1,7 @@
 """What an error line no rule reads means: its category from the structured fields the parsers filled.
 
 In this order: a C++ exception the NCCL watchdog raised (a timeout), the event kind, the NCCL result code, the
-signal, the exception type (its last dotted part), the errno-like words of a socket, CUDA or NCCL error, and
+library a native crash happened in, the signal, the exception type (its last dotted part), the errno-like words of a socket, CUDA or NCCL error, and
 last the family the line belongs to. Never from a list of message texts of one log.
 """
 
@@ -19,6 +19,11 @@ NCCL_RESULT = {1: "cuda_error", 2: "nccl_internal", 3: "nccl_internal", 4: "nccl
 SIGNAL = {"SIGKILL": "host_oom", "SIGBUS": "shm_exhausted", "SIGTERM": "job_killed", "SIGINT": "job_killed",
           "SIGHUP": "job_killed", "SIGSEGV": "application_error", "SIGABRT": "application_error",
           "SIGFPE": "application_error", "SIGILL": "config_mismatch"}
+# a native crash (a fault, not a signal sent from outside) by the library its backtrace's innermost frames lie
+# in, as the crash family writes it at the head of the event's detail ("in libnccl.so.2; frames: ...")
+FAULTS = ("SIGSEGV", "SIGABRT", "SIGFPE")
+CRASH_LIBRARY = ((lazy_regex.compile(r"^in lib(?:nccl|rccl)"), "nccl_internal"),
+                 (lazy_regex.compile(r"^in lib(?:cuda|cudart|nvidia-[\w-]+)\.so"), "cuda_error"))
 # event kinds whose meaning the parser already fixed
 KIND = {"torch.watchdog_timeout": "collective_timeout", "torch.store_timeout": "rendezvous_timeout",
         "torchrun.rendezvous_error": "rendezvous_timeout", "kernel.xid": "gpu_hardware", "kernel.sxid": "gpu_hardware",
@@ -117,6 +122,10 @@ def category_of(row: dict) -> str:
         return waiting[0]
     if (row.get("kind") or "").startswith("nccl.") and code in NCCL_RESULT:
         return NCCL_RESULT[code]
+    if signal in FAULTS and row.get("kind") == "cpp.signal":
+        for pattern, category in CRASH_LIBRARY:
+            if pattern.search(str(row.get("detail") or "")):
+                return category
     if signal in SIGNAL:
         return SIGNAL[signal]
     text = f"{row.get('message') or ''} {row.get('detail') or ''}"

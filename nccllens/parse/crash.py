@@ -1,7 +1,8 @@
 """Native crash reports: a process that died on a signal and said so itself.
 
-One ``cpp.signal`` event per report, ``signal`` = the signal's name, ``detail`` = the function names
-of the backtrace that follows (``frames: ncclGroupEnd, ncclGetUniqueId``) when the report has one.
+One ``cpp.signal`` event per report, ``signal`` = the signal's name, ``detail`` = the library the crash
+happened in and the function names of the backtrace that follows (``in libnccl.so.2; frames: ncclGroupEnd,
+ncclGetUniqueId``), as far as the report names them.
 Shapes (each printed by the crash handler of a library linked into the training process):
 
 - UCX / HPC-X: ``[host:pid :0:tid] Caught signal 7 (Bus error: nonexistent physical address)``,
@@ -49,8 +50,15 @@ _MPI = lazy_regex.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d
 _SHELL = lazy_regex.compile(r"^(?:.*: line \d+: +\d+ |\[\d+\][+-]? +)?(?P<what>Segmentation fault|Bus error|Aborted|"
                     r"Illegal instruction|Floating point exception|Killed)(?: +\(core dumped\))?(?:\s|$)"
                     r"|^(?:\[\d+\][+-]? +)?(?P<stop>Terminated|Hangup)(?:\s*$| {2,}\S)")
-_FRAME = lazy_regex.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[\w+:\d+\] \[\s*\d+\] \S+\()"
+_FRAME = lazy_regex.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[[\w.-]+:\d+\] \[\s*\d+\] \S+\()"
                     r"(?P<func>[A-Za-z_][\w:]*)")
+# the shared library a frame lies in, as glibc's backtrace and Open MPI's handler print it
+# ("[host:pid] [ 1] /usr/lib/libnccl.so.2(+0x3533c)[0x7f..]", "/usr/lib/libnccl.so.2(ncclGroupEnd+0x12)[0x7f..]")
+# and gdb ("#1 0x00007f.. in ncclCommInitRank () from /usr/lib/libnccl.so.2")
+_FRAME_LIBRARY = lazy_regex.compile(r"(?:^|[\s/])(?P<lib>lib[\w+-]+\.so(?:\.\d+)*)(?:\(|\[|\s|$)")
+# libraries every native backtrace passes through (the signal trampoline, the C and C++ runtimes, the loader):
+# they say nothing of where the crash happened
+_SYSTEM_LIBRARIES = lazy_regex.compile(r"^lib(?:c|pthread|dl|rt|m|gcc_s|stdc\+\+|ld-linux[\w-]*|python\d[\w.]*)\.so")
 _FOLLOW = 40
 
 
@@ -77,13 +85,25 @@ def _signal(line: Line) -> tuple[str, dict] | None:
     return None
 
 
-def _frames(following: list[Line]) -> list[str]:
+def _frames(following: list[Line]) -> tuple[list[str], str | None]:
+    """The backtrace's function names, and the first library it names past the system's own (the library the
+    crash happened in, when the frames are printed innermost first as every crash handler does)."""
     names: list[str] = []
+    library = None
     for ln in following:
         m = _FRAME.match(ln.message)
         if m and m["func"] not in names and m["func"] not in ("killpg", "clone", "start_thread", "__libc_start_main"):
             names.append(m["func"])
-    return names[:12]
+        if library is None and "0x" in ln.message:  # a frame's address is on its line
+            lib = _FRAME_LIBRARY.search(ln.message)
+            if lib and not _SYSTEM_LIBRARIES.match(lib["lib"]):
+                library = lib["lib"]
+    return names[:12], library
+
+
+def _detail(frames: list[str], library: str | None) -> str | None:
+    parts = ([f"in {library}"] if library else []) + (["frames: " + ", ".join(frames)] if frames else [])
+    return "; ".join(parts) or None
 
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
@@ -92,9 +112,9 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
         if found is None:
             continue
         name, extra = found
-        frames = _frames(ctx.following(line, _FOLLOW))
+        frames, library = _frames(ctx.following(line, _FOLLOW))
         event = event_for(line, "cpp.signal", family="cpp", level="critical", signal=name,
-                          message=line.message.strip(), detail=("frames: " + ", ".join(frames)) if frames else None)
+                          message=line.message.strip(), detail=_detail(frames, library))
         if extra.get("pid") is not None:
             event["pid"] = extra["pid"]
         if extra.get("host") and not line.host:

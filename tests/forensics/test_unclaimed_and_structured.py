@@ -345,3 +345,26 @@ def test_a_threads_lines_are_read_as_their_cause(tmp_path, thread, text, categor
     assert report.verdict.category == category and report.findings[0].rule == rule, thread
     for field, expected in culprit.items():
         assert getattr(report.findings[0], field) == expected, thread
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/NVIDIA/nccl/issues/291: Open MPI's crash handler, the first frame past the C runtime
+    "[tb2b03210:78142] Signal: Segmentation fault (11)\n"
+    "[tb2b03210:78142] [ 1] /usr/local/cuda-10.0/targets/x86_64-linux/lib/libnccl.so.2(+0x3533c)[0x7f8eab35933c]\n",
+    # https://github.com/NVIDIA/nccl/issues/2380: the same handler behind a harness's timestamp, a host with a dash
+    "2026-08-31 12:27:50 [k8s-slave03:00956] Signal: Segmentation fault (11)\n"
+    "2026-08-31 12:27:50 [k8s-slave03:00956] [ 4] /usr/local/nccl/lib/libnccl.so.2(+0xbd72c)[0x7d1d0c8f372c]\n",
+])
+def test_a_crash_whose_backtrace_lies_in_libnccl_is_an_nccl_fault(tmp_path, text):
+    report = analyze(tmp_path, text)
+    signal = report.events.filter(report.events["kind"] == "cpp.signal")
+    assert signal["detail"].to_list() == ["in libnccl.so.2"]
+    assert report.verdict.category == "nccl_internal"
+    assert report.findings[0].rule == "NL-NCCL-019" and "inside NCCL (SIGSEGV)" in report.findings[0].title
+
+
+def test_a_crash_report_without_its_backtrace_stays_the_process_own_error(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/291, the signal line alone: nothing says where the process crashed
+    report = analyze(tmp_path, "[tb2b03210:78142] Signal: Segmentation fault (11)\n")
+    assert report.findings[0].category == "application_error"
+    assert not [f for f in report.findings if f.rule == "NL-NCCL-019"]
