@@ -423,7 +423,7 @@ def test_lines_of_one_width_that_each_begin_a_record_stay_apart():
     import polars as pl
 
     from nccllens.parse.prefixes import file_facts
-    from nccllens.parse.survivors import unwrap
+    from nccllens.parse.record_wraps import unwrap
 
     raws = _fixture_lines("opensora_nccl_enqueue_cuda_oom", "train.log")
     facts = file_facts(raws)

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 import polars as pl
 
 from nccllens import events as ev
-from nccllens import lazy_regex
 from nccllens.extract.engine import ANY
 from nccllens.ingest.layout import PathHints
 from nccllens.parse import load_families, nccl_frame
@@ -19,8 +18,9 @@ from nccllens.parse.following import Following
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.pastes import PADDING, WRAPPED_PIECE
+from nccllens.parse.pastes import WRAPPED_PIECE
 from nccllens.parse.prefixes import host_at, split_glued, strip
+from nccllens.parse.record_wraps import SECTION_LINES, rank_sections, unwrap
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 from nccllens.repeats import thin, weigh
@@ -223,89 +223,6 @@ def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: Fi
     return weigh(parse_survivors(df, kept, rule_pattern, ctx, facts), repeated), partial, table
 
 
-WRAP_MIN = 60  # a terminal wraps long lines only
-WRAP_LINES = 8  # continuation lines read for one head
-
-
-def _open(text: str) -> int:
-    return text.count("(") - text.count(")") + text.count("[") - text.count("]")
-
-
-def _starts_a_record(raw: str) -> bool:
-    """A line that begins a record of its own: a launcher prefix, a log header, an NCCL prefix, an
-    indented continuation (tracebacks, tables) or a Python exception line."""
-    if raw.startswith(" ") and not raw.startswith("  "):
-        raw = raw[1:]
-    if not raw or raw[0] == "\t" or raw.startswith("  "):  # a wrap may cut before one blank, not indent
-        return True
-    if strip(raw).message != raw or split_header(raw, None)[0] is not None:
-        return True
-    return bool(_RECORD_START.match(raw))
-
-
-_RECORD_START = lazy_regex.compile(r"[^\s:\[\]]+:\d+:\d+ |Traceback |(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Warning)\b:?|"
-                           r"NCCL |\w+ \d\d-\d\d \d\d:")
-
-
-_DIGITS = lazy_regex.compile(r"\d")
-SHAPE_CHARS = 16  # a line that starts like the head (digits aside) is the same writer's next record
-
-
-def _same_start(line: str, head: str) -> bool:
-    """``[2023-07-14 18:21:41,193][...`` after ``[2023-07-14 18:21:31,182][...``: a log header this module
-    does not know, repeated, is a record of its own, not the head's wrapped tail."""
-    if len(line) < SHAPE_CHARS or len(head) < SHAPE_CHARS:
-        return False
-    return _DIGITS.sub("0", line[:SHAPE_CHARS]) == _DIGITS.sub("0", head[:SHAPE_CHARS]) and not line[:1].isalpha()
-
-
-def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: int | None,
-           wrap: int | None = None) -> tuple[str, list[int]]:
-    """``raw`` rejoined with the lines a terminal hard-wrapped off it, and the rows taken.
-
-    Only a record head that lacks its tail is rejoined, with the lines right after it that begin no
-    record of their own: a line as wide as the file's wrap width (``wrap``) takes pieces until one is
-    narrower (the tail); another long line with a bracket left open takes pieces until it closes. At
-    most ``WRAP_LINES`` pieces; a head that finds no tail is left as it is."""
-    by_width = wrap is not None and len(raw) == wrap and not raw.endswith(PADDING)
-    if frame is None or not (by_width or (len(raw) >= WRAP_MIN and _open(raw) > 0)):
-        return raw, []
-    end = frame.height if end is None else min(end, frame.height)
-    text, taken = raw, []
-    for k in range(1, WRAP_LINES + 1):
-        r = row + k
-        if r >= end:
-            return raw, []
-        nxt_line, nxt = frame["line"][r], frame["raw"][r]
-        if nxt_line != line_no + k or _starts_a_record(nxt) or _same_start(nxt, raw):
-            return raw, []
-        text += nxt
-        taken.append(r)
-        if (len(nxt) < wrap) if by_width else (_open(text) <= 0):
-            return text, taken
-    return raw, []
-
-
-# a line that is only a rank's name heads that rank's section (Ray Train v2's "Training failed due to
-# worker errors:" lists each failed worker as "[Rank 0]" followed by its traceback)
-_SECTION = r"(?i)^\s*\[?rank[ =_]?(\d{1,6})\]?:?\s*$"
-SECTION_LINES = 400  # lines a section header reaches at most
-
-
-def _sections(frame: pl.DataFrame | None, start: int, end: int | None) -> tuple[list[int], list[int]]:
-    """Rows (sorted) of the file's section headers and the rank each names."""
-    if frame is None:
-        return [], []
-    end = frame.height if end is None else min(end, frame.height)
-    raw = frame["raw"].slice(start, max(0, end - start))
-    rows = raw.str.contains("ank", literal=True).arg_true()  # one literal pass, then the regex on few rows
-    if not rows.len():
-        return [], []
-    ranks = raw.gather(rows).str.extract(_SECTION, 1)
-    keep = ranks.is_not_null()
-    return [start + r for r in rows.filter(keep).to_list()], [int(x) for x in ranks.filter(keep).to_list()]
-
-
 def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0,
                    frame: pl.DataFrame | None = None, end: int | None = None, start: int = 0) -> list[Line]:
     """Surviving rows as Line objects (prefixes stripped, glued lines split; when ``frame``, the file's
@@ -314,7 +231,7 @@ def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: 
     lines: list[Line] = []
     taken: set[int] = set()
     # the sections hold tracebacks: a file without an unprefixed one needs no pass over all its lines
-    heads, head_ranks = _sections(frame, start, end) if any(
+    heads, head_ranks = rank_sections(frame, start, end) if any(
         raw.startswith("Traceback") for raw in survivors["raw"]) else ([], [])
     for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
         if row in taken:
