@@ -208,7 +208,7 @@ def _fixture_lines(case: str, name: str) -> list[str]:
 def test_rank_after_a_repeating_unknown_segment():
     # real: fixtures/public/milabench_lightning_dataloader_filenotfound (a harness report indents every
     # line of the failed rank's output with "        | ")
-    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.file_facts import file_facts
 
     raws = _fixture_lines("milabench_lightning_dataloader_filenotfound", "milabench_report_a.log")
     facts = file_facts(raws)
@@ -222,7 +222,7 @@ def test_rank_after_a_repeating_unknown_segment():
 
 def test_numbered_lines_before_the_rank_prefix():
     # real: fixtures/public/pytorch_watchdog/torch2.4_pg_desc_prefix_numbered_lines.log ("[80746] [rank0]:...")
-    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.file_facts import file_facts
 
     raws = _fixture_lines("pytorch_watchdog", "torch2.4_pg_desc_prefix_numbered_lines.log")
     facts = file_facts(raws)
@@ -231,7 +231,7 @@ def test_numbered_lines_before_the_rank_prefix():
 
 
 def test_a_segment_on_one_line_only_is_not_a_prefix():
-    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.file_facts import file_facts
 
     raws = ["Waiting for Rank 3: it has not joined", "other", "lines"]
     assert not file_facts(raws).leads
@@ -285,7 +285,7 @@ def test_a_file_whose_lines_name_their_host_gets_no_second_host_from_its_name(tm
 
 
 def test_a_hostname_line_names_the_file_host():
-    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.file_facts import file_facts
 
     # fixtures/public/returnn_4gpu_hang_gpu_device_handle_lost (RETURNN states its host at start-up)
     facts = file_facts(["RETURNN starting up, version 1.20231230.164342+git.f353135e, date/time 2024-01-01-12-01-50",
@@ -313,7 +313,7 @@ def test_a_zsh_prompt_names_the_file_host():
     # zsh's default prompt "user@host dir %"
     from pathlib import Path
 
-    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.file_facts import file_facts
 
     case = Path(__file__).resolve().parents[1] / "fixtures" / "public" / "returnn_4x1080ti_cn234_hang_nvidia_smi_device_handle_pcie_aer"
     lines = [ln for f in sorted(case.glob("*.log")) for ln in f.read_text(encoding="utf-8").splitlines() if "@cn-234 " in ln]
@@ -337,7 +337,7 @@ def test_the_rank_a_line_states_beats_the_path(tmp_path):
 def test_a_launcher_header_names_the_task_host_and_rank():
     # real: fixtures/public/submitit_preempted_sighup_requeue/job.log (submitit writes one log per task and
     # states the task's host and global rank at its top)
-    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.file_facts import file_facts
 
     facts = file_facts(_fixture_lines("submitit_preempted_sighup_requeue", "job.log"))
     assert (facts.host, facts.rank) == ("learnfair0293", 0)
@@ -422,7 +422,7 @@ def test_lines_of_one_width_that_each_begin_a_record_stay_apart():
     # real: fixtures/public/opensora_nccl_enqueue_cuda_oom/train.log: twelve NCCL lines of the same length
     import polars as pl
 
-    from nccllens.parse.prefixes import file_facts
+    from nccllens.parse.file_facts import file_facts
     from nccllens.parse.record_wraps import unwrap
 
     raws = _fixture_lines("opensora_nccl_enqueue_cuda_oom", "train.log")
@@ -467,7 +467,7 @@ def test_each_prompt_names_the_host_of_the_lines_after_it():
 
 
 def test_host_marks_follow_the_prompts():
-    from nccllens.parse.prefixes import file_facts, host_at
+    from nccllens.parse.file_facts import file_facts, host_at
 
     lines = ["wangcui@aha:~$ sinfo", "normal    up   mix   5-00:00:00 gpu:8  gpu:8     hoth      18/46/0/64",
              "(htranstrack) wangcui@hoth:~/shared/STGTrack/H-TransTrack_test2$ nvidia-smi",

@@ -47,7 +47,7 @@ class PathHints:
     rank: int | None = None
     local_rank: int | None = None
     attempt: int | None = None
-    # what the file's own lines say of all of them (``parse.prefixes.file_facts``): the shapes of the
+    # what the file's own lines say of all of them (``parse.file_facts.file_facts``): the shapes of the
     # leading segments that repeat before a rank marker
     leads: frozenset[str] = frozenset()
     line_host: str | None = None  # the one host the file's shell prompts or launcher header name

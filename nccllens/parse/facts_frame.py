@@ -1,4 +1,4 @@
-"""What a file's own lines say of all of them (``prefixes.file_facts``), read from polars columns.
+"""What a file's own lines say of all of them (``parse.file_facts``), read from polars columns.
 
 ``file_facts`` looks closer at the few sample lines that hold a hint's text (``FACT_HINTS``) in its window,
 and at the lengths of every sample line (a terminal's wrap width). Both are found here in polars: for one
@@ -14,7 +14,8 @@ from dataclasses import replace
 import polars as pl
 
 from nccllens.ingest.layout import PathHints
-from nccllens.parse.prefixes import FACT_HINTS, SAMPLE, WRAP_MIN, FileFacts, file_facts, stated_host
+from nccllens.parse.file_facts import FACT_HINTS, WRAP_MIN, FileFacts, file_facts, stated_host
+from nccllens.parse.prefixes import SAMPLE
 
 _RAW = pl.col("raw")
 _META = set("\\.+*?()|[]{}^$#&-~")

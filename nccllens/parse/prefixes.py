@@ -17,10 +17,8 @@ report's ``        | [rank0]: ...``. A segment seen on one line only is message 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from nccllens import lazy_regex
@@ -137,6 +135,8 @@ SHAPES: tuple[Shape, ...] = (
     Shape("ci_ts", lazy_regex.compile(r"\[?(?P<ts>" + _TS + r")(?:Z|[+-]\d\d:?\d\d)?\]? +"), lead=True),
 )
 _BY_NAME = {s.name: s for s in SHAPES}
+# a shell prompt (``user@host:~/dir$``): the host it names, for the file facts
+PROMPT = _BY_NAME["prompt"].pattern
 _ROLES = ("rank", "local_rank", "host", "host2", "host3", "pid", "ts")
 
 # how any shape can start (a digit, a bracket, a parenthesis, blank, "Rank N", a prompt, a host
@@ -151,7 +151,7 @@ GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent cal
 _GLUED_NCCL = lazy_regex.compile(r"(?<=\S) (?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN) )")
 
 # the fallback: a rank marker after a leading segment that repeats on many lines of the file
-_MARK = lazy_regex.compile(r"\[rank(?P<a>\d+)\]:\s?|\[rank=(?P<b>\d+)\]:?\s?|(?<![\w\[])Rank (?P<c>\d{1,6}): ")
+MARK = lazy_regex.compile(r"\[rank(?P<a>\d+)\]:\s?|\[rank=(?P<b>\d+)\]:?\s?|(?<![\w\[])Rank (?P<c>\d{1,6}): ")
 _DIGITS = lazy_regex.compile(r"\d")
 _LEAD_TS = lazy_regex.compile(_TS)
 MAX_LEAD = 80  # characters before the marker
@@ -174,36 +174,6 @@ class Prefixes:
     def stream(self) -> str:
         return f"{self.host or ''}|{'' if self.rank is None else self.rank}|" \
                f"{'' if self.local_rank is None else self.local_rank}"
-
-
-@dataclass(frozen=True)
-class FileFacts:
-    """What a file's lines say of all of them: the leading-segment shapes that repeat, and the host
-    (and rank) that its shell prompts or its launcher's own header name (one only)."""
-
-    leads: frozenset[str] = frozenset()
-    host: str | None = None
-    hosts: tuple[str, ...] = field(default=())
-    # where a file's prompts name two hosts or more (a terminal session that moved between machines): each
-    # prompt's line number (from 1) and host; the lines after a prompt were printed on its host
-    host_marks: tuple[tuple[int, str], ...] = field(default=())
-    rank: int | None = None
-    wrap: int | None = None  # the width a terminal hard-wrapped the file's long lines at
-
-
-# a launcher that writes one log per task and states where the task runs at its top: submitit's
-# "Starting with JobEnvironment(job_id=.., hostname=learnfair0293, local_rank=0(2), node=0(1), global_rank=0(2))"
-_TASK_HEADER = lazy_regex.compile(r"JobEnvironment\((?=.*?\bhostname=(?P<host>[\w.-]+))(?=.*?\bglobal_rank=(?P<rank>\d+))")
-# a program that states its host on a line of its own at start-up ("Hostname: cn-251", RETURNN and others)
-_HOSTNAME_LINE = lazy_regex.compile(r"^(?:Hostname|hostname|HOSTNAME|Host name)\s*[:=]\s*(?P<host>[A-Za-z0-9][\w.-]{0,62})\s*$")
-
-
-def _hostname_line(raw: str) -> str | None:
-    """The host a "Hostname: cn-251" line states (its marker sits in the first columns: one cheap test first)."""
-    if "ost" not in raw[:12]:
-        return None
-    h = _HOSTNAME_LINE.match(raw)
-    return h["host"] if h else None
 
 
 def _take(out: Prefixes, shape: Shape, m: re.Match[str]) -> None:
@@ -243,7 +213,7 @@ def shape_of(segment: str) -> str:
 
 def _lead_marker(raw: str, leads: frozenset[str]) -> re.Match[str] | None:
     """The rank marker after a known repeating leading segment of ``raw``, if any."""
-    m = _MARK.search(raw, 1, MAX_LEAD + 12)
+    m = MARK.search(raw, 1, MAX_LEAD + 12)
     if m is None or m.start() > MAX_LEAD or shape_of(raw[:m.start()]) not in leads:
         return None
     return m
@@ -276,106 +246,6 @@ def strip(raw: str, leads: frozenset[str] = frozenset()) -> Prefixes:
         text = text[m.end():]
     out.message = text
     return out
-
-
-# a sample line ``file_facts`` looks at closer holds one of these (a rank marker's, a prompt's, a task header's)
-_MARK_LITERALS = ("[rank", "Rank ")  # one of them is in every ``_MARK`` match
-FACT_HINTS = (*((lit, 1, MAX_LEAD + 12) for lit in _MARK_LITERALS), ("@", 0, MAX_LEAD), ("JobEnvironment(", 0, None),
-              ("ostname", 0, 12), ("Host name", 0, 12))
-
-
-def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
-               width: int | None | bool = False) -> FileFacts:
-    """The leading segments (as shapes) before a rank marker that start at least ``MIN_REPEATS`` of the
-    file's lines, and the one host the file's shell prompts name. ``picked`` (the sample lines holding a
-    ``FACT_HINTS`` string in its window) and ``width`` (``_wrap_width`` of the sample) may come computed."""
-    sample = raws[:SAMPLE]
-    cands: dict[str, int] = {}
-    prompts: Counter[str] = Counter()
-    tasks: set[int] = set()
-    prompt = _BY_NAME["prompt"].pattern
-    for raw in (sample if picked is None else picked):
-        # every marker holds one of these, within the window searched (a line that starts with its marker has
-        # none there: the usual launcher-prefixed line costs no regex search)
-        if raw.find("[rank", 1, MAX_LEAD + 12) >= 0 or raw.find("Rank ", 1, MAX_LEAD + 12) >= 0:
-            m = _MARK.search(raw, 1, MAX_LEAD + 12)
-            if m is not None and 0 < m.start() <= MAX_LEAD:
-                lead = raw[:m.start()]
-                if strip(raw).rank is None:  # the table does not read this line's rank already
-                    cands.setdefault(shape_of(lead), len(lead))
-        if "@" in raw[:MAX_LEAD]:
-            p = prompt.match(raw)
-            if p:
-                prompts[p["host"] or p["host2"] or p["host3"]] += 1
-        named = _hostname_line(raw)
-        if named:
-            prompts[named] += 1
-        if "JobEnvironment(" in raw:
-            t = _TASK_HEADER.search(raw)
-            if t:
-                prompts[t["host"]] += 1
-                tasks.add(int(t["rank"]))
-    leads = set()
-    for shape, n in list(cands.items())[:16]:
-        count = 0
-        for raw in sample:
-            if len(raw) >= n and shape_of(raw[:n]) == shape:
-                count += 1
-                if count >= MIN_REPEATS:
-                    leads.add(shape)
-                    break
-    hosts = tuple(prompts)
-    return FileFacts(frozenset(leads), hosts[0] if len(hosts) == 1 else None, hosts,
-                     host_marks(sample) if len(hosts) > 1 else (),
-                     next(iter(tasks)) if len(tasks) == 1 else None,
-                     _wrap_width(sample) if width is False else width)
-
-
-def stated_host(raws: Sequence[str]) -> str | None:
-    """The one host a file states on a line of its own ("Hostname: cn-251", submitit's task header), for a
-    file none of whose lines became an event (a shell prompt counts only beside events: its "@" is no
-    candidate literal, so only the full frame holds it)."""
-    hosts = set()
-    for raw in raws[:SAMPLE]:
-        named = _hostname_line(raw)
-        task = None if named or "JobEnvironment(" not in raw else _TASK_HEADER.search(raw)
-        hosts.update(h for h in (named, task and task["host"]) if h)
-    return next(iter(hosts)) if len(hosts) == 1 else None
-
-
-def host_marks(sample: Sequence[str]) -> tuple[tuple[int, str], ...]:
-    """The line numbers (from 1) of the sample's shell prompts and host-naming lines, with the host each names."""
-    prompt = _BY_NAME["prompt"].pattern
-    out = []
-    for i, raw in enumerate(sample, 1):
-        if "@" in raw[:MAX_LEAD]:
-            p = prompt.match(raw)
-            if p:
-                out.append((i, p["host"] or p["host2"] or p["host3"]))
-                continue
-        named = _hostname_line(raw)
-        if named:
-            out.append((i, named))
-    return tuple(out)
-
-
-def host_at(marks: Sequence[tuple[int, str]], line_no: int) -> str | None:
-    """The host the last of ``marks`` at or before ``line_no`` names (None before the first)."""
-    k = bisect_right(marks, (line_no, "\uffff"))
-    return marks[k - 1][1] if k else None
-
-
-WRAP_MIN = 60
-
-
-def _wrap_width(sample: Sequence[str]) -> int | None:
-    """The width of a terminal that hard-wrapped the file: its longest lines, when at least two have
-    that very length (each wrapped piece but the last is exactly as wide as the terminal)."""
-    lengths = Counter(len(r) for r in sample)
-    if not lengths:
-        return None
-    width = max(lengths)
-    return width if width >= WRAP_MIN and lengths[width] >= 2 else None
 
 
 def split_glued(raw: str) -> list[str]:

@@ -14,12 +14,13 @@ from nccllens.parse import load_families, nccl_frame
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense import FAMILIES, empty_partial, split
 from nccllens.parse.facts_frame import with_file_facts
+from nccllens.parse.file_facts import host_at
 from nccllens.parse.following import Following
 from nccllens.parse.guard import MATCH_MAX, for_matching
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
 from nccllens.parse.pastes import WRAPPED_PIECE
-from nccllens.parse.prefixes import host_at, split_glued, strip
+from nccllens.parse.prefixes import split_glued, strip
 from nccllens.parse.record_wraps import SECTION_LINES, rank_sections, unwrap
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
