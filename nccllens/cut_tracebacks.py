@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.parse.python import traceback_frames
+from nccllens.parse.tracebacks import traceback_frames
 
 MIN_FRAMES = 2  # frames a cut traceback must show to be matched (one frame, ``<module>``, is every traceback's)
 _KIND = "python.traceback"

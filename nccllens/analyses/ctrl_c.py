@@ -15,7 +15,7 @@ import polars as pl
 from nccllens.analyses.common import hosts_of, make_finding
 from nccllens.analyses.reads import reads
 from nccllens.analyses.unclaimed_categories import is_interrupt, waits_in
-from nccllens.parse.python import traceback_frames
+from nccllens.parse.tracebacks import traceback_frames
 from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
 

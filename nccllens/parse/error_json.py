@@ -20,7 +20,8 @@ import json
 from datetime import datetime, timezone
 
 from nccllens import lazy_regex
-from nccllens.parse.python import dataloader_facts, fold_traceback
+from nccllens.parse.python import dataloader_facts
+from nccllens.parse.tracebacks import fold_traceback
 
 _ATTEMPT = lazy_regex.compile(r"attempt_(?P<attempt>\d+)/(?P<lr>\d+)/[^/]*$")
 _TYPE = lazy_regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::|$)")

@@ -13,13 +13,18 @@ alone, ``[rank1] caught builtins.RuntimeError: ...``) and the DataLoader worker 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
+from nccllens.parse.tracebacks import (
+    MAX_TRACEBACK_LINES,
+    TRACEBACK_HEAD,
+    dedent,
+    fold_traceback,
+    short_path,
+)
 
 FAMILY = "python"
 
@@ -32,14 +37,6 @@ PREFILTER = (
     r"|Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker"
 )
 
-MAX_TRACEBACK_LINES = 200
-MAX_EXCEPTION_TEXT_LINES = 60
-KEPT_FRAMES = 3
-KEPT_CPP_FRAMES = 6
-# notes a traceback event's detail carries after its frames: C++ frames, the chain's first exception (both
-# written by ``Traceback.detail``), where a cut traceback's exception was read from (``cut_tracebacks``)
-DETAIL_NOTES = ("C++: ", "first: ", "cut: ")
-
 # strsignal() descriptions (what DataLoader, shells and srun print) -> signal names.
 SIGNAL_BY_DESCRIPTION = {
     "killed": "SIGKILL", "terminated": "SIGTERM", "aborted": "SIGABRT", "segmentation fault": "SIGSEGV",
@@ -48,23 +45,7 @@ SIGNAL_BY_DESCRIPTION = {
     "alarm clock": "SIGALRM", "user defined signal 1": "SIGUSR1", "user defined signal 2": "SIGUSR2",
 }
 
-_TRACEBACK = lazy_regex.compile(r"^(?P<indent>\s*)Traceback \(most recent call last\):")
 _IGNORED = lazy_regex.compile(r"^Exception ignored (?:in|on|while)\b")  # CPython's unraisable-exception report
-# a wrapper that re-raises another process's exception and prints its traceback after its own line
-# (DataLoader's "Caught X in DataLoader worker process N.", multiprocessing's spawn errors)
-_ORIGINAL = lazy_regex.compile(r"^\s*Original Traceback \(most recent call last\):")
-_FRAME = lazy_regex.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
-# Ray names the exception its task raised in brackets after its own: RayTaskError(ValueError): ...
-_EXC = lazy_regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?:\((?P<inner>[A-Za-z_][\w.]*)\))?"
-                          r"(?::(?: (?P<text>.*))?)?$")
-_EXC_NAME = lazy_regex.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)$")
-_CHAIN = lazy_regex.compile(
-    r"^(?:During handling of the above exception, another exception occurred:"
-    r"|The above exception was the direct cause of the following exception:)"
-)
-_CPP_RAISED = lazy_regex.compile(r"Exception raised from (?P<func>\S+) at ")
-_CPP_FRAME = lazy_regex.compile(r"^\s*frame #\d+: (?P<func>.+?)(?: \+ 0x[0-9a-f]+)?(?: \(0x[0-9a-f]+ in .*\))?$")
-_CPP_NOISE = lazy_regex.compile(r"^(?:<unknown|_?Py|clone|start_thread|__libc|c10::Error::Error|c10::detail::)")
 _STANDALONE = lazy_regex.compile(
     r"^(?:\[rank(?P<rank>\d+)\] )?(?:.*?caught )?"
     r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception))"
@@ -80,141 +61,6 @@ _DL_UNEXPECTED = lazy_regex.compile(
 )
 _DL_SIGNALS = {"bus error": "SIGBUS", "segmentation fault": "SIGSEGV", "floating-point exception": "SIGFPE"}
 _TABLE_TRACEBACK = lazy_regex.compile(r"^\s*traceback\s*:\s*Traceback")
-
-
-@dataclass
-class Traceback:
-    """What one (possibly chained) traceback says."""
-
-    exc_type: str | None = None
-    text: str = ""
-    first: str | None = None  # first exception of a chain, as "Type: text"
-    frames: list[str] = field(default_factory=list)  # "file:line in func", last segment only
-    cpp: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)  # every exception line of the chain
-    consumed: int = 0  # how many of the given lines belong to the traceback
-
-    @property
-    def message(self) -> str | None:
-        if not self.exc_type:
-            return None
-        return f"{self.exc_type}: {self.text}" if self.text else self.exc_type
-
-    def detail(self) -> str | None:
-        parts = list(self.frames[-KEPT_FRAMES:])
-        if self.cpp:
-            parts.append("C++: " + " < ".join(self.cpp[:KEPT_CPP_FRAMES]))
-        if self.first and self.first != self.message:
-            parts.append("first: " + self.first)
-        return "\n".join(parts) or None
-
-
-def traceback_frames(detail: str | None) -> list[str]:
-    """A traceback event's frames (``file:line in func``), outermost first, from its ``detail``."""
-    return [f for f in (detail or "").split("\n") if f and not f.startswith(DETAIL_NOTES)]
-
-
-def short_path(path: str) -> str:
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    return path
-
-
-def dedent(text: str, indent: int) -> str:
-    """Remove ``indent`` leading characters when they are blanks (else all leading blanks)."""
-    if indent <= 0:
-        return text
-    return text[indent:] if text[:indent].isspace() else text.lstrip()
-
-
-def _is_exception_line(text: str) -> re.Match | None:
-    m = _EXC.match(text)
-    if not m:
-        return None
-    if m["text"] is None and ":" not in text and "." not in m["type"] and not _EXC_NAME.search(m["type"]):
-        return None
-    return m
-
-
-def _chain_follows(texts: list[str], start: int) -> bool:
-    """Whether the next non-blank line (within a few) announces a chained exception."""
-    for text in texts[start : start + 3]:
-        if text.strip():
-            return bool(_CHAIN.match(text.strip()))
-    return False
-
-
-def fold_traceback(texts: list[str]) -> Traceback:
-    """Fold the lines that follow a ``Traceback (most recent call last):`` line.
-
-    ``texts`` are message bodies with the indentation of the Traceback line already removed.
-    """
-    tb = Traceback()
-    frames: list[str] = []
-    i, n = 0, len(texts)
-    while i < n:
-        text = texts[i].rstrip()
-        frame = _FRAME.match(text)
-        if frame:
-            func = (frame["func"] or "?").strip()
-            frames.append(f"{short_path(frame['file'])}:{frame['line']} in {func}")
-            i += 1
-            continue
-        # before any frame, only the line right after the header (a traceback cut to its last line, as
-        # some launchers print it) is taken for the exception: a line further on may be anything
-        first = not frames and not any(t.strip() for t in texts[:i])
-        exc = None if text[:1].isspace() or not (frames or first) else _is_exception_line(text)
-        if exc is None:
-            if _TRACEBACK.match(text) and frames:
-                break  # a new, unrelated traceback
-            i += 1
-            continue
-        exc_type = (exc["inner"] or exc["type"]).removeprefix("builtins.")  # the task's own over Ray's wrapper
-        line_text = (exc["text"] or "").strip()
-        tb.texts.append(f"{exc_type}: {line_text}" if line_text else exc_type)
-        if tb.first is None:
-            tb.first = tb.texts[-1]
-        tb.exc_type, tb.text, tb.frames = exc_type, line_text, frames
-        i += 1
-        chained = False
-        limit = min(n, i + MAX_EXCEPTION_TEXT_LINES)
-        while i < limit:
-            more = texts[i].rstrip()
-            if _CHAIN.match(more.strip()):
-                chained = True
-                i += 1
-                break
-            if _TRACEBACK.match(more):
-                break
-            if _ORIGINAL.match(more):
-                inner = fold_traceback(texts[i + 1:])
-                if inner.exc_type:  # the inner error is the one to act on; the wrapper stays as "first"
-                    tb.exc_type, tb.text, tb.frames = inner.exc_type, inner.text, inner.frames or frames
-                    tb.texts.extend(inner.texts)
-                    tb.cpp.extend(inner.cpp)
-                i += 1 + inner.consumed
-                break
-            if not more and not _chain_follows(texts, i + 1):
-                break
-            raised = _CPP_RAISED.search(more)
-            cpp = _CPP_FRAME.match(more)
-            if raised:
-                tb.cpp.append(raised["func"])
-            elif cpp and not _CPP_NOISE.match(cpp["func"]):
-                tb.cpp.append(cpp["func"].split("(", 1)[0])
-            i += 1
-        if not chained:
-            tb.consumed = i
-            return tb
-        frames = []
-        while i < n and not _TRACEBACK.match(texts[i]):
-            i += 1
-        i += 1
-    tb.consumed = i
-    if tb.exc_type is None:
-        tb.frames = frames
-    return tb
 
 
 def dataloader_facts(texts: Iterable[str]) -> dict:
@@ -324,7 +170,7 @@ def _ignored_event(line: Line, body: str, ctx: FileContext) -> tuple[dict, list[
     used: list[Line] = []
     if following:
         first = split_header(following[0].message, ctx.year)[1]
-        if _TRACEBACK.match(first):
+        if TRACEBACK_HEAD.match(first):
             inner, inner_used = _traceback_event(following[0], first, None, ctx)
             used = [following[0], *inner_used]
             event.update(exc_type=inner["exc_type"], detail=inner["message"])
@@ -350,7 +196,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 consumed.update(f.line for f in used)
                 yield event
                 continue
-            if _TRACEBACK.match(body):
+            if TRACEBACK_HEAD.match(body):
                 event, used = _traceback_event(line, body, header, ctx)
                 consumed.update(f.line for f in used)
                 yield event

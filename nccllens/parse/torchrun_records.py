@@ -15,8 +15,8 @@ from datetime import datetime
 from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
-from nccllens.parse.python import dedent, fold_traceback
 from nccllens.parse.torchrun_agent import signal_for_exit
+from nccllens.parse.tracebacks import dedent, fold_traceback
 
 CONFIG_START = lazy_regex.compile(r"Starting elastic_operator with launch configs:")
 RESULT_START = lazy_regex.compile(r"\[(?P<role>[^\]]+)\] Rendezvous complete for workers\. Result:")
