@@ -38,6 +38,9 @@ EXCEPTION = {
     "socket.timeout": "network_unreachable", "gaierror": "network_unreachable",
     "ConnectionResetError": "peer_exited", "BrokenPipeError": "peer_exited", "ConnectionAbortedError": "peer_exited",
     "MemoryError": "host_oom",
+    # a CUDA call failed: c10's C++ type (``terminate called after throwing an instance of 'c10::CUDAError'``),
+    # torch.cuda.CudaError, and torch.AcceleratorError (torch 2.8+ raises it for a CUDA error)
+    "CUDAError": "cuda_error", "CudaError": "cuda_error", "AcceleratorError": "cuda_error",
     "ResourceExhaustedError": "gpu_oom",  # TensorFlow's "OOM when allocating tensor ... on .../device:GPU:0"
     "ActorDiedError": "peer_exited", "RayActorError": "peer_exited",  # a Ray actor's process went away
     "KeyboardInterrupt": "job_killed",  # SIGINT: someone (or something) stopped the run from outside
@@ -79,6 +82,7 @@ STARTUP_COLLECTIVE = lazy_regex.compile(
     r"\b(?:_verify_param\w*|_sync_module_states|_sync_params_and_buffers|new_group|_new_group_with_tag)\b|"
     r"torch/nn/parallel/distributed\.py:\d+ in __init__\b")
 INTERRUPTS = ("KeyboardInterrupt",)
+_SCOPES = lazy_regex.compile(r"\.|::")  # a type's module or namespace path
 
 
 def waits_in(detail: str | None) -> tuple[str, str] | None:
@@ -130,7 +134,7 @@ def category_of(row: dict) -> str:
         return SIGNAL[signal]
     text = f"{row.get('message') or ''} {row.get('detail') or ''}"
     if exc:
-        short = str(exc).rsplit(".", 1)[-1]
+        short = _SCOPES.split(str(exc))[-1]  # torch.distributed.DistBackendError, c10::DistBackendError
         if short in EXCEPTION or str(exc) in EXCEPTION:
             return EXCEPTION.get(short) or EXCEPTION[str(exc)]
         if short not in ("RuntimeError", "Error", "Exception", "SystemExit"):

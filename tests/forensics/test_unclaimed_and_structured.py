@@ -368,3 +368,19 @@ def test_a_crash_report_without_its_backtrace_stays_the_process_own_error(tmp_pa
     report = analyze(tmp_path, "[tb2b03210:78142] Signal: Segmentation fault (11)\n")
     assert report.findings[0].category == "application_error"
     assert not [f for f in report.findings if f.rule == "NL-NCCL-019"]
+
+
+def test_a_cuda_error_thrown_as_a_cpp_type_is_a_cuda_error(tmp_path):
+    # https://github.com/bigscience-workshop/bigscience/blob/e726b15982fa088fb6d9a4c869c19c3d4dbc84a7/train/tr11-176B-ml/chronicles.md:
+    # the exception type is c10's C++ name ("c10::CUDAError"), read by its last scope like a Python dotted name
+    report = analyze(tmp_path, lines_of("bloom176b_gpu_crash_cuda_unknown_error_watchdog", "train.log", 0, 2))
+    assert report.verdict.category == "cuda_error"
+    assert report.findings[0].rule == "AN-UNCLAIMED" and report.findings[0].ranks == [3]
+
+
+def test_the_proxy_service_thread_losing_its_sockets_is_a_symptom_not_a_cause(tmp_path):
+    # https://github.com/elideng-sg/hypercomputer-internode-deepdive/blob/c6d0769edc3665fe80ddf8bd2d73acdbc4f66c3d/assets/lab-13/survivor_set_rerun_16gpu.txt:
+    # the WARNs NCCL's proxy service thread prints when peers or the process itself close their connections
+    report = analyze(tmp_path, lines_of("survivor_rerun_16gpu_done_then_proxy_close_warns", "rank0.log"))
+    assert report.verdict.category == "unknown" and report.verdict.finding is None
+    assert [f.rule for f in report.findings] == ["NL-NCCL-008"] and report.findings[0].role == "symptom"
