@@ -12,7 +12,9 @@ log-only straggler signal"). At the end of the logs:
 
 A communicator is recognised across ranks by the ``commId`` of the Init lines of each process (the
 ``comm`` pointer printed per operation is process-local); without Init lines, by its size when a
-process has one communicator of that size.
+process has one communicator of that size. A member is its rank; where no line states the ranks of a
+communicator's processes (a paste of the COLL lines alone, whose ``[dev]`` is a CUDA device, never a rank), the
+divergence is still told by process (``host:pid``), and named so.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import polars as pl
 
 from nccllens.analyses.common import (
     NONE,
+    PerLang,
     alive_after,
     hosts_of,
     majority,
@@ -29,6 +32,7 @@ from nccllens.analyses.common import (
     summary_evidence,
 )
 from nccllens.analyses.reads import reads
+from nccllens.engine.findings import compact_ranks
 from nccllens.report.model import Finding
 
 ABSENT_SHARE = 0.25  # more ranks behind than this share of a communicator: no single culprit
@@ -48,7 +52,8 @@ def _communicators(coll: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
     alone = pl.col("key").n_unique().over(["file", "pid", "nranks"]) == 1
     by_size = pl.when(alone).then(pl.format("nranks={}", pl.col("nranks")))
     return out.with_columns(pl.coalesce(pl.col("comm_id"), by_size).alias("comm"),
-                            pl.coalesce(pl.col("rank"), pl.col("comm_rank")).alias("member"))
+                            pl.coalesce(pl.col("rank"), pl.col("comm_rank")).alias("member"),
+                            pl.format("{}:{}", pl.col("host").cast(pl.String), pl.col("pid")).alias("proc"))
 
 
 @reads(summaries=("nccl.coll",))
@@ -92,19 +97,34 @@ def divergence(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[i
     coll = summaries.filter((pl.col("family") == "nccl.coll") & pl.col("last_seq").is_not_null())
     if not coll.height:
         return []
-    coll = _communicators(coll, events).filter(pl.col("comm").is_not_null() & pl.col("member").is_not_null())
+    coll = _communicators(coll, events).filter(pl.col("comm").is_not_null()
+                                               & (pl.col("member").is_not_null() | pl.col("proc").is_not_null()))
     out = []
     for (comm, seq), group in coll.group_by(["comm", "last_seq"], maintain_order=True):
-        calls = {int(r): f"{op} count {size} datatype {dt}" for r, op, size, dt in
-                 group.select("member", "op", "size", "dtype").iter_rows()}
+        ranked = group["member"].is_not_null().all()  # else every member by its process
+        who = "member" if ranked else "proc"
+        calls = {(int(r) if ranked else str(r)): f"{op} count {size} datatype {dt}" for r, op, size, dt in
+                 group.select(who, "op", "size", "dtype").iter_rows()}
         if len(calls) < 3:
             continue
         usual, odd = majority(calls)
         if usual is None or not odd:
             continue
-        evidence = summary_evidence(group.filter(pl.col("member").is_in(odd)).vstack(
-            group.filter(~pl.col("member").is_in(odd)).head(2)))
+        odd_rows = group.filter(pl.col(who).is_in(odd))
+        evidence = summary_evidence(odd_rows.vstack(group.filter(~pl.col(who).is_in(odd)).head(2)))
+        ranks = odd if ranked else []
+        hosts = hosts_of(ranks, rank_hosts) if ranked else odd_rows["host"].cast(pl.String).drop_nulls().to_list()
         out.append(make_finding(
-            "AN-OPCOUNT-DIVERGENCE", lang, evidence, ranks=odd, hosts=hosts_of(odd, rank_hosts), comm=comm,
-            seq=f"{int(seq):x}", usual=usual, odd_calls="; ".join(f"{r}: {calls[r]}" for r in odd[:8])))
+            "AN-OPCOUNT-DIVERGENCE", lang, evidence, ranks=ranks, hosts=hosts, comm=comm,
+            seq=f"{int(seq):x}", usual=usual, odd_calls="; ".join(f"{r}: {calls[r]}" for r in odd[:8]),
+            odd=_named(odd, ranked, lower=True), odd_title=_named(odd, ranked, lower=False)))
     return out
+
+
+def _named(odd: list, ranked: bool, lower: bool) -> PerLang:
+    """The odd members in prose: ranks, or the processes (``host:pid``) where no rank is stated."""
+    if ranked:
+        ranks = compact_ranks(sorted(odd))
+        return PerLang(en=f"{'r' if lower else 'R'}ank(s) {ranks}", zh=f"rank {ranks}")
+    procs = ", ".join(str(p) for p in odd[:8])
+    return PerLang(en=f"{'p' if lower else 'P'}rocess(es) {procs}", zh=f"进程 {procs}")

@@ -96,3 +96,17 @@ def test_socket_transport_on_one_host_while_others_use_ib(tmp_path):
     f = _finding(nccllens.analyze(str(tmp_path)), "AN-TRANSPORT-FALLBACK")
     assert f is not None and f.hosts == ["gpu-node-001"] and f.category == "ib_fallback"
     assert "gpu-node-000=IB" in f.title and "gpu-node-001=Socket" in f.title
+
+
+def test_without_ranks_the_divergent_process_is_named_by_host_and_pid(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/147: the maintainer's grep of every process's COLL log at opCount 0
+    # (fixtures/public/nccl_ddp_first_broadcast_count_mismatch_rank0_8gpu); no line states a rank, and "[dev]"
+    # is a CUDA device, never a rank: the odd process is named by what the lines do state
+    case = Path(__file__).resolve().parents[2] / "fixtures/public/nccl_ddp_first_broadcast_count_mismatch_rank0_8gpu"
+    (tmp_path / "nccl_coll.log").write_bytes((case / "nccl_coll.log").read_bytes())
+    report = nccllens.analyze(str(tmp_path))
+    f = report.findings[0]
+    assert f.rule == "AN-OPCOUNT-DIVERGENCE" and f.category == "rank_divergence"
+    assert f.ranks == [] and f.hosts == ["learnfair062"]
+    assert f.title.startswith("Process(es) learnfair062:32615 issued") and "count 25503912 datatype 6" in f.summary
+    assert "?" not in f.title
