@@ -69,6 +69,9 @@ def run_analysis(paths: Sequence[str] | str, *, lang: str = "en", rules_dirs: Se
     from nccllens.analyses.went_on import quiet_went_on
 
     quiet_went_on(findings, table, ranks, summaries)  # errors a rank trained on past
+    from nccllens.analyses.agent_kills import quiet_agent_kills
+
+    quiet_agent_kills(findings, table, ranks)  # the launcher's own SIGKILL is no OOM
     _node_wide(findings, job)
     _only_host(findings, job, summaries)
     from nccllens.analyses.one_node import (

@@ -384,3 +384,16 @@ def test_the_proxy_service_thread_losing_its_sockets_is_a_symptom_not_a_cause(tm
     report = analyze(tmp_path, lines_of("survivor_rerun_16gpu_done_then_proxy_close_warns", "rank0.log"))
     assert report.verdict.category == "unknown" and report.verdict.finding is None
     assert [f.rule for f in report.findings] == ["NL-NCCL-008"] and report.findings[0].role == "symptom"
+
+
+def test_workers_torchrun_killed_itself_are_no_oom_and_the_first_failure_leads(tmp_path):
+    # fixtures/public/ddp_4gpu_rank1_cuda_unspecified_launch_failure_peers_sigkilled (a log committed to a public
+    # repository, cited in its SOURCE.md): rank 1 fails with a CUDA driver error; torchrun sends SIGTERM to the
+    # other three and, when they do not exit, "Unable to shutdown process N via 15, forcefully exiting via 9":
+    # their -9 in the failure table is torchrun's own SIGKILL
+    text = (PUBLIC / "ddp_4gpu_rank1_cuda_unspecified_launch_failure_peers_sigkilled" / "stderr.err").read_text()
+    report = analyze(tmp_path, text, "stderr.err")
+    assert report.verdict.category == "cuda_error"
+    assert report.findings[0].ranks == [1] and report.findings[0].hosts == ["wqd10nah08g5"]
+    oom = next(f for f in report.findings if f.rule == "NL-JOB-001")
+    assert oom.ranks == [0, 2, 3] and oom.role == "symptom" and oom.severity == "warning"
