@@ -75,6 +75,9 @@ def _generic(f: Finding, job: JobModel) -> bool:
 
 
 FALLBACKS = ("AN-UNCLAIMED",)  # a failure no rule recognises: below every recognised cause
+# a job stopped because it ran out of time: what stopped it from finishing came before, so any serious cause no
+# later than the kill explains it (one the job went on past is demoted before ranking: ``analyses.went_on``)
+TIME_LIMITS = ("NL-JOB-020", "AN-WALLCLOCK-KILL")
 
 
 def _tier(f: Finding, job: JobModel) -> int:
@@ -146,6 +149,9 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
             return True
         ta, tb = times[i], times[j]
         in_time = ta is None or tb is None or ta <= tb + SLACK
+        if b.rule in TIME_LIMITS and a.rule not in TIME_LIMITS and a.severity in SERIOUS and in_time \
+                and a.category != "job_killed":
+            return True  # the hang (or failure) the time limit ended
         named = b.rule in specs[i] or (b.category in specs[i] and b.category in CATEGORIES)
         locator = b.rule in LOCATORS and a.rule not in LOCATORS and _overlap(a, b)
         if b.role != "cause":

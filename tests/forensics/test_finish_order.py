@@ -28,3 +28,23 @@ def test_the_same_error_followed_by_more_of_its_log_is_survived(tmp_path):
     (tmp_path / "train.log").write_text("\n".join(train) + "\n")
     report = nccllens.analyze(str(tmp_path))
     assert report.verdict.category != "rank_divergence"
+
+
+def test_a_time_limit_kill_is_explained_by_the_failure_before_it(tmp_path):
+    # https://github.com/sparticlesteve/pytorch-nccl-test/blob/ceab6b457eb60e151eb3df291482d5231426a457/slurm-nccl-416593.out
+    # (fixtures/public/ib_completion_error12_roce_hca_time_limit): rank 10's IB link fails (completion status 12),
+    # the all-reduce never finishes, and Slurm cancels the job at its time limit minutes later
+    report = nccllens.analyze(str(PUBLIC / "ib_completion_error12_roce_hca_time_limit"))
+    assert report.verdict.category == "ib_fabric"
+    top = report.findings[0]
+    assert top.rule == "NL-IB-001" and top.ranks == [10] and top.hosts == ["cgpu09"]
+    kill = next(f for f in report.findings if f.rule == "NL-JOB-020")
+    assert kill.explained_by == top.id
+
+
+def test_a_time_limit_kill_alone_is_the_verdict(tmp_path):
+    # the same job's kill lines without the failure before them: nothing else explains the kill
+    lines = (PUBLIC / "ib_completion_error12_roce_hca_time_limit" / "slurm-nccl-416593.out").read_text().splitlines()
+    (tmp_path / "slurm.out").write_text("\n".join(ln for ln in lines if "CANCELLED" in ln) + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "job_killed" and report.findings[0].rule == "NL-JOB-020"
