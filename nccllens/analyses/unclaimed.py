@@ -39,7 +39,7 @@ def _failing(warns: bool) -> tuple[pl.Expr, pl.Expr]:
     wrapper = pl.col("kind").is_in(WRAPPERS) | pl.any_horizontal(
         [exc.str.ends_with(name) for name in WRAPPER_EXCEPTIONS])
     # a traceback cut before its exception line, a terminate without what(): nothing to classify
-    told = (exc != "") | ~pl.col("kind").is_in(["python.traceback", "cpp.terminate"])
+    told = ((exc != "") | ~pl.col("kind").is_in(["python.traceback", "cpp.terminate"])) & (pl.col("kind") != "log.fragment")
     told = told & ~((pl.col("kind") == "cpp.terminate") & pl.col("message").str.starts_with("terminate called"))
     return failing & ~wrapper, told
 

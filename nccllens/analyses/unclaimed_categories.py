@@ -50,9 +50,10 @@ RDMA = "rdma transport"  # INNER's reading of an RDMA transport's own error, set
 # what a socket / store / runtime error says about its inner cause (errno names, CUDA and NCCL words)
 INNER = (
     (r"(?i)out of memory", "gpu_oom"),
-    # PyTorch's "CUDA error: ..." (runtime API) and "CUDA driver error: ..." (driver API), Triton's "Error [CUDA]"
-    (r"(?i)CUDA (?:driver |runtime )?error|Error \[CUDA\]|CUDA kernel errors|CUBLAS_STATUS|cuDNN error|device-side assert",
-     "cuda_error"),
+    # PyTorch's "CUDA error: ..." (runtime API) and "CUDA driver error: ..." (driver API), Triton's "Error [CUDA]",
+    # the CUDA API's own result names (a C++ check "error == cudaSuccess (4 vs. 0)", CUDA_ERROR_LAUNCH_FAILED)
+    (r"(?i)CUDA (?:driver |runtime )?error|Error \[CUDA\]|CUDA kernel errors|CUBLAS_STATUS|cuDNN error|device-side assert"
+     r"|\bcudaSuccess\b|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+", "cuda_error"),
     (r"(?i)connection refused|timed out|failed to connect|no route to host|unreachable|name or service not known|"
      r"temporary failure in name resolution|could not resolve", "network_unreachable"),
     (r"(?i)connection reset|connection closed|broken pipe|closed by (?:remote )?peer|got 0 bytes|EOF", "peer_exited"),

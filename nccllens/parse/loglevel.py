@@ -13,7 +13,9 @@ Only lines no other family claimed reach it (it is offered lines last). Shapes, 
 - TensorFlow's C++ logging: ``2019-08-26 18:41:15.943905: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] message``.
 
 → ``log.error`` (level ``error``; ``critical`` for CRITICAL / FATAL / glog ``F``), ``message`` = the text
-after the header. An error nothing else explains becomes a low-confidence cause (``AN-UNCLAIMED``), so a
+after the header; ``log.fragment`` (same levels) for a line of a traceback the logger printed line by line (an
+indented frame, code or caret line, or the traceback's head): an error was printed, but the line alone does not
+say which. An error nothing else explains becomes a low-confidence cause (``AN-UNCLAIMED``), so a
 log whose only failure is such a line is never called healthy.
 """
 
@@ -40,6 +42,10 @@ _SHAPES = (
 )
 PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", shape) for shape in _SHAPES)
 _COMPILED = [lazy_regex.compile(shape) for shape in _SHAPES]
+# a line of a multi-line record the logger printed one line at a time (vLLM's engine core logs a traceback so:
+# ``ERROR 09-05 01:24:34 [core.py:1403]   File "...", line 99, in result``): the traceback's head, its frames,
+# code and carets (indented) say nothing of the failure alone; its exception line, not indented, does
+_FRAGMENT = lazy_regex.compile(r"\s|Traceback \(most recent call last\):\s*$")
 # an error record's text as rules see it: long enough for the facts at the end of a long line (Ray's OOM line
 # names the node, its usage and the threshold past character 300), bounded all the same
 MESSAGE_CHARS = 2000
@@ -54,8 +60,10 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 continue
             groups = m.groupdict()
             critical = groups.get("glog") == "F" or groups.get("lvl") in ("CRITICAL", "FATAL")
-            rest = (groups.get("rest") or "").strip()
+            raw_rest = groups.get("rest") or ""
+            rest = raw_rest.strip()
             if rest:
-                yield event_for(line, "log.error", family=FAMILY, level="critical" if critical else "error",
+                kind = "log.fragment" if _FRAGMENT.match(raw_rest) else "log.error"
+                yield event_for(line, kind, family=FAMILY, level="critical" if critical else "error",
                                 message=rest[:MESSAGE_CHARS])
             break

@@ -397,3 +397,18 @@ def test_workers_torchrun_killed_itself_are_no_oom_and_the_first_failure_leads(t
     assert report.findings[0].ranks == [1] and report.findings[0].hosts == ["wqd10nah08g5"]
     oom = next(f for f in report.findings if f.rule == "NL-JOB-001")
     assert oom.ranks == [0, 2, 3] and oom.role == "symptom" and oom.severity == "warning"
+
+
+def test_a_traceback_a_logger_printed_line_by_line_is_no_cause_of_its_own(tmp_path):
+    # fixtures/public/vllm_tp4_a100_hbm_dbe_gpu2_sample_tokens_rpc_timeout: the middle of vLLM's engine-core
+    # traceback, every line behind its logger's header; no exception line is in the paste
+    report = analyze(tmp_path, lines_of("vllm_tp4_a100_hbm_dbe_gpu2_sample_tokens_rpc_timeout", "vllm_serve.log"))
+    assert set(report.events.filter(report.events["family"] == "log")["kind"].to_list()) == {"log.fragment"}
+    assert report.verdict.category == "unknown" and "none says enough to classify" in report.verdict.summary
+    assert not report.findings
+
+
+def test_a_cpp_check_against_cudasuccess_is_a_cuda_error(tmp_path):
+    # fixtures/public/caffe_2x980ti_p2psync_unspecified_launch_failure_psu (a glog fatal line of Caffe)
+    report = analyze(tmp_path, lines_of("caffe_2x980ti_p2psync_unspecified_launch_failure_psu", "train.log"))
+    assert report.findings[0].rule == "AN-UNCLAIMED" and report.findings[0].category == "cuda_error"

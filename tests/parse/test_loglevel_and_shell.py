@@ -42,14 +42,22 @@ def test_words_of_a_finished_job_or_prose_are_no_signal(tmp_path, line):
     "E1125 02:50:00.000000  4242 some/file.cc:12] Check failed: x == y",
     # source: https://github.com/PrimeIntellect-ai/verifiers/issues/208 (vLLM's logger)
     "ERROR 08-14 12:08:39 [core.py:654] Invocation of collective_rpc method failed",
-    # source: https://github.com/vllm-project/vllm/issues/13121 (vLLM before 0.8: the source without its bracket)
-    "(RayWorkerWrapper pid=1061) ERROR 02-12 02:14:01 worker_base.py:574]     backend_class = ProcessGroupGloo(",
 ])
 def test_an_error_line_of_any_logger_rules_out_no_failure(tmp_path, line):
     (tmp_path / "job.log").write_text(line + "\n")
     report = nccllens.analyze(str(tmp_path))
     assert report.verdict.category not in ("none",)
     assert report.findings and report.findings[0].rule == "AN-UNCLAIMED"
+
+
+def test_a_traceback_line_a_logger_printed_alone_is_a_failure_sign_without_a_cause(tmp_path):
+    # source: https://github.com/vllm-project/vllm/issues/13121 (vLLM before 0.8: the source without its bracket):
+    # one code line of a traceback the logger printed line by line; its exception is not in the paste
+    line = "(RayWorkerWrapper pid=1061) ERROR 02-12 02:14:01 worker_base.py:574]     backend_class = ProcessGroupGloo("
+    (tmp_path / "job.log").write_text(line + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "unknown" and "none says enough to classify" in report.verdict.summary
+    assert report.events.filter(report.events["family"] == "log")["kind"].to_list() == ["log.fragment"]
 
 
 def test_info_lines_of_the_same_loggers_are_not_failures(tmp_path):
