@@ -25,7 +25,9 @@ WRAPPERS = ("torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed",
             "torchrun.signal_received", "torchrun.state", "torch.taking_down", "torch.dump", "nccl.teardown",
             "other.file_end", "flight.entry", "flight.pg_status")
 WRAPPER_EXCEPTIONS = ("ChildFailedError", "SubprocessError", "CalledProcessError", "ProcessExitedException",
-                      "ProcessRaisedException")
+                      "ProcessRaisedException",
+                      # a task or future cancelled because something else failed (asyncio, concurrent.futures)
+                      "CancelledError")
 
 
 def _failing(warns: bool) -> tuple[pl.Expr, pl.Expr]:

@@ -60,6 +60,8 @@ INNER = (
     # NCCL's RDMA transports (its IB verbs and AWS OFI plugins) reporting their own failure: which of the two
     # categories it is depends on what NCCL did next (``rdma_category``)
     (r"NET/IB\b|NET/OFI\b|\bibv_[a-z_]+\b|\bmlx5_\d", RDMA),
+    # a program that checks the versions of its peers says so: Ray's "Version mismatch: The cluster was started with"
+    (r"(?i)\bversion mismatch\b|\bversions? (?:do not|don't) match\b", "config_mismatch"),
     (r"(?i)\bNCCL\b|nccl[A-Z]\w+Error", "nccl_internal"),
 )
 INNER_COMPILED = [(lazy_regex.compile(pattern), category) for pattern, category in INNER]

@@ -412,3 +412,19 @@ def test_a_cpp_check_against_cudasuccess_is_a_cuda_error(tmp_path):
     # fixtures/public/caffe_2x980ti_p2psync_unspecified_launch_failure_psu (a glog fatal line of Caffe)
     report = analyze(tmp_path, lines_of("caffe_2x980ti_p2psync_unspecified_launch_failure_psu", "train.log"))
     assert report.findings[0].rule == "AN-UNCLAIMED" and report.findings[0].category == "cuda_error"
+
+
+def test_an_error_that_says_versions_do_not_match_is_a_configuration_mismatch(tmp_path):
+    # fixtures/public/ray_cloudpickle_version_differs_on_joining_node_workers_dead: Ray's own version check on a
+    # node that joined with other package versions
+    report = analyze(tmp_path, lines_of("ray_cloudpickle_version_differs_on_joining_node_workers_dead",
+                                        "machine2_local_scheduler.log"))
+    assert report.verdict.category == "config_mismatch" and report.findings[0].rule == "AN-UNCLAIMED"
+
+
+def test_a_cancelled_task_is_no_failure_of_its_own(tmp_path):
+    # fixtures/public/nvtabular_horovod_uneven_batches_rank1_cuda_invalid_config: asyncio reports the gathered
+    # futures cancelled after another task failed
+    report = analyze(tmp_path, lines_of("nvtabular_horovod_uneven_batches_rank1_cuda_invalid_config", "horovodrun.log",
+                                        4, 6))
+    assert not [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
