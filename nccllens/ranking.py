@@ -1,4 +1,5 @@
-"""Causal ranking and the verdict: causes above the symptoms they explain, earliest and most specific first.
+"""Causal ranking: causes above the symptoms they explain, earliest and most specific first (the verdict on the
+ranked findings is ``nccllens.verdict``).
 
 A cause C explains a finding X when C's rule names X's rule or category (``explains``), when C
 refines X (same category, narrower culprit ranks), or when X only locates the failure (an absent or
@@ -14,15 +15,14 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from nccllens.analyses.common import LOCATORS
-from nccllens.engine.findings import compact_ranks
 from nccllens.report.model import Finding, JobModel, Verdict
 from nccllens.taxonomy import CATEGORIES
 from nccllens.timeline import normalize
+from nccllens.verdict import SERIOUS, WEAK, failure_signs, generic, verdict_of
 
 _SEVERITY = {"critical": 0, "error": 0, "warning": 1, "info": 2}
 _ROLE = {"cause": 0, "symptom": 1, "context": 2}
 SLACK = timedelta(seconds=2)
-SERIOUS = ("critical", "error")
 
 
 BORROW_SPAN = timedelta(seconds=60)  # an untimed line between timed lines further apart has no time to show
@@ -65,15 +65,6 @@ def _times(findings: list[Finding], events) -> tuple[dict[int, datetime | None],
     return order, shown
 
 
-WEAK = 0.5  # a rule cause this unsure, naming no rank, is a consequence-like summary (exit code 1...)
-
-
-def _generic(f: Finding, job: JobModel) -> bool:
-    all_hosts = set(job.hosts or [])
-    return not f.ranks and (not f.hosts or f.confidence <= WEAK
-                            or (len(all_hosts) > 1 and set(f.hosts) >= all_hosts))
-
-
 FALLBACKS = ("AN-UNCLAIMED",)  # a failure no rule recognises: below every recognised cause
 # a job stopped because it ran out of time: what stopped it from finishing came before, so any serious cause no
 # later than the kill explains it (one the job went on past is demoted before ranking: ``analyses.went_on``)
@@ -86,7 +77,7 @@ def _tier(f: Finding, job: JobModel) -> int:
     specific as the logs allow); 2: says nothing of where in a job of several hosts, or a fallback."""
     if f.rule in FALLBACKS:
         return 2
-    if _generic(f, job):
+    if generic(f, job):
         unplaced = not f.ranks and not f.hosts and f.confidence > WEAK and len(set(job.hosts or [])) <= 1
         return 1 if unplaced else 2
     return 1 if f.rule in LOCATORS else 0
@@ -197,30 +188,19 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
     for f in out:
         f.explains.sort(key=lambda fid: int(fid[1:]))
     for f in out:  # a root cause named by host only: the ranks that ran there
-        if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not _generic(f, job):
+        if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not generic(f, job):
             f.ranks = sorted(int(r) for r, h in job.rank_hosts.items() if h in f.hosts)
     _agreement(out, job)
     if harmless is not None and harmless.height and events is not None and getattr(events, "height", 0):
         events = events.join(harmless, on=["file", "line"], how="anti")
-    saw, untold = (False, False) if recovered else _failure_signs(events)
-    return _verdict(out, job, lang, saw, untold), out
-
-
-def _failure_signs(events) -> tuple[bool, bool]:
-    """Whether any error line was printed at all, and whether one of them says too little to classify (a
-    traceback cut before its exception, a terminate without its what())."""
-    from nccllens.analyses.unclaimed import failure_counts
-
-    if events is None or not getattr(events, "height", 0):
-        return False, False
-    every, classifiable = failure_counts(events)
-    return every > 0, every > classifiable
+    saw, untold = (False, False) if recovered else failure_signs(events)
+    return verdict_of(out, job, lang, saw, untold), out
 
 
 def _agreement(ranked: list[Finding], job: JobModel) -> None:
     """Independent findings naming the same culprit raise the top causes' confidence."""
     for f in ranked:
-        if f.role != "cause" or f.explained_by or _generic(f, job):
+        if f.role != "cause" or f.explained_by or generic(f, job):
             continue
         agree = {g.rule for g in ranked if g is not f and g.rule != f.rule and g.role in ("cause", "context")
                  and _names_same(f, g)}
@@ -232,49 +212,3 @@ def _names_same(f: Finding, g: Finding) -> bool:
     if f.ranks and g.ranks:
         return set(g.ranks) <= set(f.ranks)
     return bool(f.hosts and g.hosts and set(g.hosts) <= set(f.hosts))
-
-
-def _missing_summary(ranked: list[Finding], job: JobModel, lang: str, untold: bool = False) -> str:
-    zh = lang == "zh"
-    parts = []
-    never = sorted(set(range(job.world_size or 0)) - set(job.ranks_seen))
-    if never and job.ranks_seen:
-        parts.append(f"没有 rank {compact_ranks(never)} 的日志" if zh else f"no logs from ranks {compact_ranks(never)}")
-    serious = [f for f in ranked if f.severity in SERIOUS]
-    if not serious and (untold or not ranked):
-        parts.append("有报错行，但没有一条能归类（例如 traceback 在异常那一行之前就被截断了）" if zh else
-                     "error lines were printed, but none says enough to classify (e.g. a traceback cut before its "
-                     "exception line)")
-    if serious and all(f.category == "collective_timeout" for f in serious) and any(
-            f.rule != "AN-UNCLAIMED" for f in serious):
-        parts.append("只有 watchdog 超时：停止发起集合通信的那个 rank 没有留下日志" if zh else
-                     "only watchdog timeouts: the rank that stopped issuing collectives left no log")
-    elif serious and all(f.category == "collective_timeout" for f in serious):
-        # errors no rule reads that point to a wait: a watchdog's C++ exception, a Ctrl-C inside a collective
-        parts.append("只看到卡在集合通信里的进程（超时或被中断），看不到是谁先停下的" if zh else
-                     "only processes stuck in collectives (timed out or interrupted); nothing shows who stopped first")
-    elif ranked:
-        seen = (serious or ranked)[0].title
-        parts.append(f"能看到的只是症状（{seen}）" if zh else f"only symptoms are visible ({seen})")
-    head = "日志中看不到根因：" if zh else "The logs do not show the cause: "
-    return head + ("；".join(parts) if zh else "; ".join(parts))
-
-
-def _verdict(ranked: list[Finding], job: JobModel, lang: str, saw_failure: bool = False,
-             untold: bool = False) -> Verdict:
-    serious = [f for f in ranked if f.severity in SERIOUS]
-    causes = [f for f in ranked if f.role == "cause" and not f.explained_by and f.severity != "info"]
-    # a warning-level symptom (a peer closed its connection, a proxy operation failed) is evidence of a
-    # failure too: without a cause it makes the verdict "unknown", never "no failure"
-    symptoms = [f for f in ranked if f.role == "symptom" and f.severity == "warning"]
-    if not serious and not causes and not symptoms and not saw_failure:
-        return Verdict("none", "日志中未发现故障。" if lang == "zh" else "No failure found in the logs.", 0.8)
-    top = ranked[0] if ranked else None
-    if top is not None and top.role == "cause" and top.severity != "info":
-        confidence = top.confidence * (0.8 if _generic(top, job) else 1.0)
-        summary = top.title
-        if top.explains:
-            summary += (f"（可解释另外 {len(top.explains)} 项发现）" if lang == "zh"
-                        else f" (explains {len(top.explains)} other finding(s))")
-        return Verdict(top.category, summary, round(confidence, 2), top.id)
-    return Verdict("unknown", _missing_summary(ranked, job, lang, untold), 0.3)
