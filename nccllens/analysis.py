@@ -186,7 +186,8 @@ def _only_host(findings, job, summaries) -> None:
 
 def _job(events):
     """(world size, job model, rank status) of the normalized ``events``: each computed once."""
-    from nccllens.job import build_job, rank_status, world_size
+    from nccllens.job import build_job, world_size
+    from nccllens.rank_status import rank_status
 
     ws = world_size(events)
     job = build_job(events, ws)

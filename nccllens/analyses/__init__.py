@@ -76,7 +76,8 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         stacks,
         stragglers,
     )
-    from nccllens.job import build_job, rank_status, world_size
+    from nccllens.job import build_job, world_size
+    from nccllens.rank_status import rank_status
 
     ws = world_size(events) if ws is None else ws
     job = build_job(events, ws) if job is None else job
