@@ -104,6 +104,18 @@ def _first_line(f: Finding) -> tuple[str, int]:
     return (str(f.evidence[0].file or ""), int(f.evidence[0].line or 0)) if f.evidence else ("", 0)
 
 
+def _before(a: Finding, ta: datetime | None, b: Finding, tb: datetime | None) -> bool:
+    """``a`` surely came before ``b``: earlier by more than the clock slack, or, where the times cannot tell them
+    apart (untimed lines borrow their neighbours' times), earlier in the same file. The errors a kill itself
+    causes (peers losing each other as the processes stop) come seconds after it, or after its line."""
+    if ta is not None and tb is not None and ta < tb - SLACK:
+        return True
+    if ta is not None and tb is not None and ta > tb + SLACK:
+        return False
+    return bool(a.evidence and b.evidence) and a.evidence[0].file == b.evidence[0].file \
+        and a.evidence[0].line < b.evidence[0].line
+
+
 def _refines(a: Finding, b: Finding) -> bool:
     return a.category == b.category and bool(a.ranks) and (not b.ranks or set(a.ranks) < set(b.ranks))
 
@@ -140,8 +152,8 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
             return True
         ta, tb = times[i], times[j]
         in_time = ta is None or tb is None or ta <= tb + SLACK
-        if b.rule in TIME_LIMITS and a.rule not in TIME_LIMITS and a.severity in SERIOUS and in_time \
-                and a.category != "job_killed":
+        if b.rule in TIME_LIMITS and a.rule not in TIME_LIMITS and a.severity in SERIOUS and a.category != "job_killed" \
+                and _before(a, ta, b, tb):
             return True  # the hang (or failure) the time limit ended
         named = b.rule in specs[i] or (b.category in specs[i] and b.category in CATEGORIES)
         locator = b.rule in LOCATORS and a.rule not in LOCATORS and _overlap(a, b)

@@ -48,3 +48,18 @@ def test_a_time_limit_kill_alone_is_the_verdict(tmp_path):
     (tmp_path / "slurm.out").write_text("\n".join(ln for ln in lines if "CANCELLED" in ln) + "\n")
     report = nccllens.analyze(str(tmp_path))
     assert report.verdict.category == "job_killed" and report.findings[0].rule == "NL-JOB-020"
+
+
+def test_an_error_printed_after_a_time_limit_kill_does_not_explain_it(tmp_path):
+    # the kill line of https://github.com/sparticlesteve/pytorch-nccl-test/blob/ceab6b457eb60e151eb3df291482d5231426a457/slurm-nccl-416593.out,
+    # then an untimed error line (rank 1's CUDA error of
+    # fixtures/public/ddp_4gpu_rank1_cuda_unspecified_launch_failure_peers_sigkilled): it borrows the kill line's
+    # time, and, printed after the kill's line, nothing says it came first: the kill stays the verdict
+    kill = next(ln for ln in (PUBLIC / "ib_completion_error12_roce_hca_time_limit" / "slurm-nccl-416593.out")
+                .read_text().splitlines() if ln.startswith("slurmstepd: error: *** JOB"))
+    error = next(ln for ln in (PUBLIC / "ddp_4gpu_rank1_cuda_unspecified_launch_failure_peers_sigkilled" / "stderr.err")
+                 .read_text().splitlines() if ln.startswith("[rank1]: RuntimeError: CUDA driver error"))
+    (tmp_path / "slurm.out").write_text(kill + "\n" + error + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "job_killed" and report.findings[0].rule == "NL-JOB-020"
+    assert next(f for f in report.findings if f.category == "cuda_error").explained_by is None  # two roots
