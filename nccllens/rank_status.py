@@ -18,10 +18,6 @@ OWN_ERROR_KINDS = ("python.traceback", "python.exception", "cpp.terminate", "tor
 AGENT_STOP = ("SIGTERM", "SIGINT", "SIGHUP")
 
 
-def _iso(value) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 def default_pg(pg: pl.Expr) -> pl.Expr:
     return pg.is_null() | pg.is_in(["0", "default_pg"]) | pg.cast(pl.String).str.contains("default_pg")
 
@@ -154,5 +150,5 @@ def rank_status(events: pl.DataFrame, job: JobModel) -> list[RankStatus]:
             exit_code=row["exit_code"],
             signal=row["signal"],
             last_seq=row["last_seq"], last_completed=row["last_completed"], last_op=row["last_op"],
-            first_error=row["first_error"], first_error_ts=_iso(row["first_error_ts"])))
+            first_error=row["first_error"], first_error_ts=row["first_error_ts"].isoformat() if row["first_error_ts"] is not None else None))
     return out

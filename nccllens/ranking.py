@@ -66,8 +66,9 @@ def _times(findings: list[Finding], events) -> tuple[dict[int, datetime | None],
 
 
 FALLBACKS = ("AN-UNCLAIMED",)  # a failure no rule recognises: below every recognised cause
-# a job stopped because it ran out of time: what stopped it from finishing came before, so any serious cause no
-# later than the kill explains it (one the job went on past is demoted before ranking: ``analyses.went_on``)
+# a job stopped because it ran out of time: what stopped it from finishing came before, so a serious cause that
+# surely came before the kill explains it (``_before``; one the job went on past is demoted before ranking:
+# ``analyses.went_on``)
 TIME_LIMITS = ("NL-JOB-020", "AN-WALLCLOCK-KILL")
 
 

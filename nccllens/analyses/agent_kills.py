@@ -22,9 +22,7 @@ KILL_READINGS = ("host_oom", "job_killed")
 def quiet_agent_kills(findings: list[Finding], events: pl.DataFrame, status: list[RankStatus]) -> None:
     """Demote (in place) kill findings about workers the launcher stopped, where another worker's failure
     is a cause."""
-    if not events.height or not events.filter(pl.col("kind") == "torchrun.sigterm_sent").height:
-        return
-    stopped = stopped_by_agent(events, status)
+    stopped = stopped_by_agent(events, status) if events.height else set()
     if not stopped:
         return
 

@@ -90,6 +90,11 @@ INTERRUPTS = ("KeyboardInterrupt",)
 _SCOPES = lazy_regex.compile(r"\.|::")  # a type's module or namespace path
 
 
+def _short_type(exc) -> str:
+    """An exception type without its module or namespace: torch.distributed.DistBackendError, c10::CUDAError."""
+    return _SCOPES.split(str(exc or ""))[-1]
+
+
 def waits_in(detail: str | None) -> tuple[str, str] | None:
     """``(category, function)`` when a traceback's innermost frames wait in a join of the job
     (rendezvous_timeout) or in a collective (collective_timeout)."""
@@ -104,7 +109,7 @@ def waits_in(detail: str | None) -> tuple[str, str] | None:
 
 
 def is_interrupt(row: dict) -> bool:
-    exc = str(row.get("exc_type") or "").rsplit(".", 1)[-1]
+    exc = _short_type(row.get("exc_type"))
     return exc in INTERRUPTS or row.get("signal") == "SIGINT"
 
 
@@ -139,7 +144,7 @@ def category_of(row: dict) -> str:
         return SIGNAL[signal]
     text = f"{row.get('message') or ''} {row.get('detail') or ''}"
     if exc:
-        short = _SCOPES.split(str(exc))[-1]  # torch.distributed.DistBackendError, c10::DistBackendError
+        short = _short_type(exc)
         if short in EXCEPTION or str(exc) in EXCEPTION:
             return EXCEPTION.get(short) or EXCEPTION[str(exc)]
         if short not in ("RuntimeError", "Error", "Exception", "SystemExit"):
