@@ -139,3 +139,44 @@ def test_assembling_job_tables_gives_their_concatenation_in_one_chunk():
     assert whole.n_chunks("all") == [1] * len(COLUMNS)
     assert whole["file"].to_list()[:1] == ["node-a/console.log"]
     assert assemble([]).columns == list(COLUMNS) and assemble([empty]).height == 0
+
+
+# real: fixtures/public/sglang_tp2_3090_flashinfer_workspace_oom_tp0 (SGLang's scheduler logs the traceback
+# it formats after its message: the "[time TPn]" header on the first line only), its frames cut to two, each line whole
+LOGGED_TRACEBACK = """[2026-06-11 05:11:58 TP1] Memory pool end. avail mem=0.49 GB
+[2026-06-11 05:11:58 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/data/sglang-rebase-v0512/python/sglang/srt/managers/scheduler.py", line 4025, in run_scheduler_process
+    scheduler = Scheduler(
+                ^^^^^^^^^^
+  File "/data/sglang-rebase-v0512/python/sglang/srt/layers/attention/flashinfer_backend.py", line 202, in __init__
+    global_workspace_buffer = torch.empty(
+                              ^^^^^^^^^^^^
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 384.00 MiB. GPU 0 has a total capacity of 23.56 GiB of which 338.75 MiB is free. Including non-PyTorch memory, this process has 23.06 GiB memory in use. Of the allocated memory 22.33 GiB is allocated by PyTorch, and 210.78 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)
+
+[2026-06-11 05:11:58] Received sigquit from a child process. It usually means the child failed.
+"""
+
+
+def test_a_traceback_a_logger_prints_after_its_message_is_the_ranks_whose_header_it_carries():
+    events = events_from_text(LOGGED_TRACEBACK, name="server.log")
+    errors = events.filter(pl.col("level") == "error")
+    assert errors.height == 1  # the exception line is the traceback's, not a second failure
+    row = errors.row(0, named=True)
+    assert (row["kind"], row["line"], row["rank"]) == ("python.traceback", 2, 0)
+    assert row["exc_type"] == "torch.OutOfMemoryError"
+    assert "scheduler.py" in row["detail"]
+
+
+# real: fixtures/public/vllm_qwen25_72b_tp4_workerprocess_init_device_nccl_internal_error (vLLM repeats its
+# header on every line of the record; the paste stops inside the frames, before the exception line)
+LOGGED_TRACEBACK_CUT = """(VllmWorkerProcess pid=1775) ERROR 09-23 10:49:22 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method init_device: NCCL error: internal error - please report this issue to the NCCL developers, Traceback (most recent call last):
+(VllmWorkerProcess pid=1775) ERROR 09-23 10:49:22 multiproc_worker_utils.py:226]   File "/opt/conda/lib/python3.11/site-packages/vllm/executor/multiproc_worker_utils.py", line 223, in _run_worker_process
+(VllmWorkerProcess pid=1775) ERROR 09-23 10:49:22 multiproc_worker_utils.py:226]     output = executor(*args, **kwargs)
+"""
+
+
+def test_a_logged_traceback_cut_before_its_exception_keeps_the_loggers_message():
+    events = events_from_text(LOGGED_TRACEBACK_CUT, name="vllm.log")
+    tb = events.filter(pl.col("kind") == "python.traceback")
+    assert tb.height == 1
+    assert "NCCL error: internal error" in tb["message"][0]

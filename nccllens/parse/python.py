@@ -14,10 +14,12 @@ alone, ``[rank1] caught builtins.RuntimeError: ...``) and the DataLoader worker 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
+from nccllens.parse.prefixes import Prefixes
 from nccllens.parse.tracebacks import (
     MAX_TRACEBACK_LINES,
     TRACEBACK_HEAD,
@@ -28,6 +30,10 @@ from nccllens.parse.tracebacks import (
 
 FAMILY = "python"
 
+# a logger's message that ends where the traceback it formats begins (one record: the frames follow on the next
+# lines, without the logger's header), as SGLang's scheduler and many servers print an exception
+_HEAD_AFTER_MESSAGE = lazy_regex.compile(r"\S[:.]? (?P<head>Traceback \(most recent call last\):)\s*$")
+_BARE = Prefixes("").stream  # the stream of a line no prefix marks
 PREFILTER = (
     r"Traceback \(most recent call last\)"
     r"|^Exception ignored (?:in|on|while)\b"
@@ -113,9 +119,14 @@ def launched_process_facts(message: str | None) -> dict:
 _BACKGROUND_THREAD = lazy_regex.compile(r"multiprocessing[\\/](?:queues\.py:\d+ in _feed|resource_tracker\.py:\d+ in main)$")
 
 
-def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[dict, list[Line]]:
+def _traceback_event(line: Line, body: str, header, ctx: FileContext, logged: str | None = None) -> tuple[dict, list[Line]]:
+    """``logged``: the logger's message the head ends (its text before the head). A logger that prints its header
+    (the line's prefix) on a record's first line only leaves the frames without it, as lines of no prefix's
+    stream; where the traceback's own exception line is missing, the message says what failed."""
     indent = len(body) - len(body.lstrip())
     following = ctx.following(line, MAX_TRACEBACK_LINES)
+    if logged is not None and next(iter(following), None) is None and line.stream != _BARE:
+        following = ctx.following(replace(line, stream=_BARE), MAX_TRACEBACK_LINES)
     texts = []
     for f in following:
         f_header, text = split_header(f.message)
@@ -126,7 +137,7 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext) -> tuple[d
     tb = fold_traceback(texts)
     event = {
         "family": FAMILY, "kind": "python.traceback", "level": "error",
-        "exc_type": tb.exc_type, "message": tb.message or body.strip(), "detail": tb.detail(),
+        "exc_type": tb.exc_type, "message": tb.message or logged or body.strip(), "detail": tb.detail(),
     }
     if tb.frames and _BACKGROUND_THREAD.search(tb.frames[0]):
         # read as an exception the program went on from: its text is the detail, not a failure's message
@@ -196,8 +207,12 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 consumed.update(f.line for f in used)
                 yield event
                 continue
+            glued = _HEAD_AFTER_MESSAGE.search(body)
+            logged = None
+            if glued is not None:  # "Scheduler hit an exception: Traceback (most recent call last):"
+                logged, body = body[:glued.start("head")].strip(), body[glued.start("head"):]
             if TRACEBACK_HEAD.match(body):
-                event, used = _traceback_event(line, body, header, ctx)
+                event, used = _traceback_event(line, body, header, ctx, logged=logged)
                 consumed.update(f.line for f in used)
                 yield event
                 continue
