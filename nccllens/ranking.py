@@ -70,6 +70,9 @@ FALLBACKS = ("AN-UNCLAIMED",)  # a failure no rule recognises: below every recog
 # surely came before the kill explains it (``_before``; one the job went on past is demoted before ranking:
 # ``analyses.went_on``)
 TIME_LIMITS = ("NL-JOB-020", "AN-WALLCLOCK-KILL")
+# a worker's exit status and nothing more ("failed (exitcode: 1)": an uncaught exception ended it): any serious
+# cause on the same rank that did not come after it says what that exception was
+EXIT_STATUS = ("NL-APP-016",)
 
 
 def _tier(f: Finding, job: JobModel) -> int:
@@ -156,6 +159,8 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         if b.rule in TIME_LIMITS and a.rule not in TIME_LIMITS and a.severity in SERIOUS and a.category != "job_killed" \
                 and _before(a, ta, b, tb):
             return True  # the hang (or failure) the time limit ended
+        if b.rule in EXIT_STATUS and a.rule not in EXIT_STATUS and a.severity in SERIOUS and in_time and _overlap(a, b):
+            return True
         named = b.rule in specs[i] or (b.category in specs[i] and b.category in CATEGORIES)
         locator = b.rule in LOCATORS and a.rule not in LOCATORS and _overlap(a, b)
         if b.role != "cause":
