@@ -264,6 +264,11 @@ def test_nccl_records_run_together_are_split_and_keep_their_dev_only_prefix():
     ("pytest-of-ci/pytest-12/train.log", None, None),
     ("logs/8d6bf97c3bf4/train.log", "8d6bf97c3bf4", None),
     ("logs/20240101/train.log", None, None),
+    # a role word with a stream's word after it names no host (fixtures/public/verl_8gpu_worker_fatal_none_dealloc_
+    # actor_died: a Ray worker's stderr); with a name or number after it, it does
+    ("verl/worker_stderr.log", None, None),
+    ("logs/node_log.txt", None, None),
+    ("logs/worker-0.log", "worker-0", None),
 ])
 def test_path_hints_are_only_what_the_path_can_tell(path, host, rank):
     h = hints_for(path)

@@ -63,9 +63,16 @@ _NOISE_AFFIX = lazy_regex.compile(r"^(?:dmesg|kern|syslog|journal|console|nccl)[
 _STEM_PARTS = lazy_regex.compile(r"[._]")
 
 
+# a role word that starts many host names (``worker-3``, ``node07``), and with only a stream's or a log's word
+# after it no host at all (``worker_stderr``, ``node_log``, ``trainer-output``)
+_ROLE_AND_NOISE = lazy_regex.compile(
+    r"^(?:node|host|gpu|worker|compute|master|server|trainer|pod)[-_](?:dmesg|kern|kernel|syslog|journal|console"
+    r"|stdout|stderr|log|logs|nccl|torchrun|output|train|training|job|out|err|messages)$", re.I)
+
+
 def _hostlike(piece: str) -> bool:
     return bool(piece) and not _NOISE_WORDS.match(piece) and not _NOT_HOSTS.match(piece) \
-        and bool(_HOSTLIKE.match(piece))
+        and not _ROLE_AND_NOISE.match(piece) and bool(_HOSTLIKE.match(piece))
 
 
 @functools.lru_cache(maxsize=1024)
