@@ -9,7 +9,8 @@ Shapes (each printed by the crash handler of a library linked into the training 
   then ``==== backtrace (tid: N) ====`` and `` 0 0x... func()  file:0`` lines;
 - glog / absl: ``*** SIGSEGV (@0x0) received by PID 123 (TID ...) ...`` and
   ``*** SIGBUS received at time=1700000000 on cpu 3 ***``, then ``PC: @ ...`` / ``@ 0x... func`` lines;
-- Python's faulthandler: ``Fatal Python error: Segmentation fault`` / ``Bus error`` / ``Aborted``;
+- Python's faulthandler: ``Fatal Python error: Segmentation fault`` / ``Bus error`` / ``Aborted``, and the
+  interpreter's own fatal errors (``Fatal Python error: none_dealloc: ...``), after which it aborts (SIGABRT);
 - Open MPI: ``*** Process received signal ***`` + ``Signal: Bus error (7)``;
 - the shell that ran the process, reporting how it died: ``Segmentation fault (core dumped)``, ``Bus error``,
   ``Killed`` on a line of their own, or a job report ``./run.sh: line 12:  4242 Killed   python train.py``.
@@ -27,8 +28,8 @@ PREFILTER = (
     r"^(?:\[\d+\][+-]? +)?(?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed"
     r"|Terminated|Hangup)(?: +\(core dumped\))?(?:\s*$| {2,}\S)"
     r"|: line \d+: +\d+ (?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)\b"
-    r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: (?:Segmentation fault|Bus error|"
-    r"Aborted|Floating point exception|Illegal instruction)|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
+    r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: \S"
+    r"|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
 )
 
 NUMBERS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
@@ -40,8 +41,9 @@ NAMES = {"segmentation fault": "SIGSEGV", "bus error": "SIGBUS", "aborted": "SIG
 _UCX = lazy_regex.compile(r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *:\d+:\d+\] +Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
 _CAUGHT = lazy_regex.compile(r"Caught signal (?P<num>\d+) \((?P<what>[^)]*)\)")
 _ABSL = lazy_regex.compile(r"\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@\S+\) )?received(?: by PID (?P<pid>\d+))?")
-_PYTHON = lazy_regex.compile(r"Fatal Python error: (?P<what>Segmentation fault|Bus error|Aborted|Floating point exception|"
-                     r"Illegal instruction)")
+# faulthandler names the fatal signal; any other fatal error (``none_dealloc: deallocating None``, ``PyThreadState_Get:
+# ...``, ``Cannot recover from stack overflow``) is the interpreter's own, after which it aborts (SIGABRT)
+_PYTHON = lazy_regex.compile(r"Fatal Python error: (?P<what>[^:]+)")
 _MPI = lazy_regex.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
 # backtrace lines: UCX " 3 0x000000000007b0ef ncclGroupEnd()  ???:0", absl "@ 0x7f... ncclGroupEnd"
 # bash's words for a child's fatal signal (``strsignal``), alone, in a script's job report ``line N: PID <word>
@@ -76,7 +78,10 @@ def _signal(line: Line) -> tuple[str, dict] | None:
     if m:
         what = m["what"] or m["stop"]
         return ("SIGKILL" if what == "Killed" else NAMES[what.lower()]), {}
-    m = _PYTHON.search(text) or _MPI.search(text)
+    m = _PYTHON.search(text)
+    if m:
+        return NAMES.get(m["what"].strip().lower(), "SIGABRT"), {}
+    m = _MPI.search(text)
     if m:
         name = NAMES.get(m["what"].strip().lower())
         if name is None and m.groupdict().get("num"):

@@ -112,3 +112,20 @@ def test_a_standard_library_helpers_own_traceback_is_no_failure_of_the_program(t
     assert not [f for f in report.findings if f.severity in ("critical", "error")]
     events = report.events.filter(report.events["kind"].cast(str) == "python.ignored_exception")
     assert events["level"].cast(str).to_list() == ["info"] and events["exc_type"].to_list() == [exc_type]
+
+
+def test_the_interpreters_own_fatal_error_is_a_crash_it_aborts_on(tmp_path):
+    # real: fixtures/public/verl_8gpu_worker_fatal_none_dealloc_actor_died/worker_stderr.log (a Ray worker's
+    # stderr: CPython's fatal error, then faulthandler's dump of the threads)
+    (tmp_path / "worker.log").write_text(
+        "Fatal Python error: none_dealloc: deallocating None: bug likely caused by a refcount error in a C extension\n"
+        "Python runtime state: initialized\n"
+        "\n"
+        "Current thread 0x00007fa6cdc14c40 (most recent call first):\n"
+        '  File "/usr/local/lib/python3.11/site-packages/torch/utils/_contextlib.py", line 124 in decorate_context\n'
+        '  File "/workspace/hintladder/verl/workers/fsdp_workers.py", line 681 in generate_sequences\n')
+    report = nccllens.analyze(str(tmp_path))
+    crash = report.events.filter(report.events["kind"] == "cpp.signal")
+    assert crash["signal"].to_list() == ["SIGABRT"]
+    assert report.verdict.category == "application_error"
+    assert "none_dealloc" in report.verdict.summary
