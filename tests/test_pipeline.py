@@ -180,3 +180,24 @@ def test_a_logged_traceback_cut_before_its_exception_keeps_the_loggers_message()
     tb = events.filter(pl.col("kind") == "python.traceback")
     assert tb.height == 1
     assert "NCCL error: internal error" in tb["message"][0]
+
+
+# real: fixtures/public/vllm_tp4_ep_gh200_attention_warmup_cuda_oom_prefill_workspace (vLLM's API server prefixes
+# each line of its traceback with its process; the lines after the exception are other writers')
+PREFIXED_TRACEBACK_THEN_OTHERS = """(APIServer pid=210804) Traceback (most recent call last):
+(APIServer pid=210804)   File "/e/project1/profound/alint77/vllm/.venv/bin/vllm", line 10, in <module>
+(APIServer pid=210804)     sys.exit(main())
+(APIServer pid=210804)   File "/e/project1/profound/alint77/vllm/vllm/v1/engine/utils.py", line 1272, in wait_for_engine_startup
+(APIServer pid=210804)     raise RuntimeError(
+(APIServer pid=210804) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}
+/e/home/jusers/naeimitabiei1/jupiter/.local/share/uv/python/cpython-3.12.13-linux-aarch64-gnu/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: resource_tracker: There appear to be 4 leaked shared_memory objects to clean up at shutdown
+  warnings.warn('resource_tracker: There appear to be %d '
+srun: error: jpbo-037-04: task 0: Exited with exit code 1
+"""
+
+
+def test_a_prefixed_traceback_ends_where_its_process_prefix_does():
+    events = events_from_text(PREFIXED_TRACEBACK_THEN_OTHERS, name="job.err")
+    assert events.filter(pl.col("kind") == "python.traceback")["line"].to_list() == [1]
+    step = events.filter(pl.col("kind") == "slurm.step_error")
+    assert step.select("line", "host").rows() == [(9, "jpbo-037-04")]

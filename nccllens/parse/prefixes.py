@@ -172,8 +172,10 @@ class Prefixes:
 
     @property
     def stream(self) -> str:
+        """Who wrote the line, as far as its prefixes say: lines of one record share it (a process id that a prefix
+        states, Ray's and vLLM's ``(Worker pid=N)``, tells its lines from the unprefixed lines of others)."""
         return f"{self.host or ''}|{'' if self.rank is None else self.rank}|" \
-               f"{'' if self.local_rank is None else self.local_rank}"
+               f"{'' if self.local_rank is None else self.local_rank}|{'' if self.pid is None else self.pid}"
 
 
 def _take(out: Prefixes, shape: Shape, m: re.Match[str]) -> None:
