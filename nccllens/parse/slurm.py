@@ -2,7 +2,8 @@
 
 - ``slurmstepd: error: *** JOB 123 ON node01 CANCELLED AT 2026-01-01T10:00:00 DUE TO TIME LIMIT ***``
   (also ``STEP 123.0``, older ``*** JOB 123 CANCELLED AT … DUE TO … on node ***``, ``slurmstepd-<host>:``)
-- ``slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. …`` / ``oom-kill event(s) in step …``
+- ``slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. …`` / ``oom-kill event(s) in step …`` (also
+  without the daemon's name: slurmd's own log, a paste of the message)
 - ``srun: error: node01: task 3: Killed`` / ``tasks 2,4-5: Exited with exit code 1`` / ``Out Of Memory``
 - ``srun: Job step aborted: …``, ``srun: forcing job termination``, ``srun: Force Terminated …``,
   ``srun: Terminating job step …``, other ``slurmstepd: error:`` / ``srun: error:`` lines.
@@ -20,7 +21,7 @@ from nccllens.parse.python import SIGNAL_BY_DESCRIPTION
 FAMILY = "slurm"
 
 PREFILTER = (
-    r"slurmstepd(?:-[\w.-]+)?: "
+    r"slurmstepd(?:-[\w.-]+)?: |Detected \d+ oom[-_]kill events?(?:\(s\))? in "
     r"|^\s*srun: (?:error: |Job step aborted|forcing job termination|Force Terminated|Terminating )"
     r"|Caught signal SIG[A-Z0-9]+ on \S+: this job is |Job has timed out\. Ran \d+ minutes"
 )
@@ -92,6 +93,15 @@ def _stepd(body: str) -> dict | None:
     return None
 
 
+def _oom_alone(body: str) -> dict | None:
+    """The step daemon's OOM report where its name is not on the line: slurmd's own log (``[2025-10-16T08:52:15.650]
+    [269582.0] error: Detected 3 oom_kill events in StepId=269582.0``), a paste that kept only the message."""
+    oom = _OOM.search(body)
+    if oom is None or oom["step"] is None:
+        return None
+    return {"kind": "slurm.oom_kill", "key": oom["step"], "value": oom["count"], "level": "error", "signal": "SIGKILL"}
+
+
 def _srun(body: str) -> dict | None:
     m = _TASKS.search(body)
     if m:
@@ -131,7 +141,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         try:
             body = line.message.strip()
-            event = _srun(body) if body.startswith("srun: ") else _stepd(body) or _submitit(body)
+            event = _srun(body) if body.startswith("srun: ") else _stepd(body) or _oom_alone(body) or _submitit(body)
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
             continue
         if event is None:

@@ -102,6 +102,14 @@ def test_oom_kill_events_both_wordings_and_srun_out_of_memory():
     assert old["kind"] == "slurm.oom_kill" and old["key"] == "191.batch"
 
 
+def test_an_oom_report_without_the_daemons_name_is_still_one():
+    # real: fixtures/public/lightning_srun_16gpu_slurm_oom_kill_dataloader_workers (the job's owner pasted
+    # the message with its slurmd-log timestamp, without "slurmstepd:")
+    (e,) = run("[2025-10-16T08:52:15.650] error: Detected 3 oom_kill events in StepId=269582.0")
+    assert (e["kind"], e["key"], e["value"], e["signal"]) == ("slurm.oom_kill", "269582.0", "3", "SIGKILL")
+    assert run("The step may have been killed for lack of memory (no report)") == []
+
+
 def test_single_task_failures_give_rank_exit_code_and_signal():
     # real: https://github.com/nextflow-io/nextflow/issues/5932 and https://github.com/hafs-community/HAFS/issues/101
     oom, bus = run("srun: error: sdumont6156: task 0: Out Of Memory\nsrun: error: Orion-18-69: task 289: Bus error")
