@@ -129,3 +129,13 @@ def test_the_interpreters_own_fatal_error_is_a_crash_it_aborts_on(tmp_path):
     assert crash["signal"].to_list() == ["SIGABRT"]
     assert report.verdict.category == "application_error"
     assert "none_dealloc" in report.verdict.summary
+
+
+def test_a_trainers_finished_banner_is_evidence_the_job_finished(tmp_path):
+    # real: fixtures/public/nemo_lightning_32gpu_nsys_file_exists_after_finished_training (NeMo's banner behind
+    # srun --label's task id)
+    (tmp_path / "train.out").write_text(
+        " 0: [NeMo I 2024-03-01 07:12:25 pretrain:41] ************** Finished Training ***********\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert "progress.finished" in report.events["kind"].to_list()
+    assert report.verdict.category == "none"
