@@ -62,6 +62,8 @@ _FRAME_LIBRARY = lazy_regex.compile(r"(?:^|[\s/])(?P<lib>lib[\w+-]+\.so(?:\.\d+)
 # they say nothing of where the crash happened
 _SYSTEM_LIBRARIES = lazy_regex.compile(r"^lib(?:c|pthread|dl|rt|m|gcc_s|stdc\+\+|ld-linux[\w-]*|python\d[\w.]*)\.so")
 _FOLLOW = 40
+# CPython's state when it failed, printed after its fatal error: "finalizing" is the interpreter's exit
+_FINALIZING = lazy_regex.compile(r"^\s*Python runtime state: finaliz")
 
 
 def _signal(line: Line) -> tuple[str, dict] | None:
@@ -80,7 +82,8 @@ def _signal(line: Line) -> tuple[str, dict] | None:
         return ("SIGKILL" if what == "Killed" else NAMES[what.lower()]), {}
     m = _PYTHON.search(text)
     if m:
-        return NAMES.get(m["what"].strip().lower(), "SIGABRT"), {}
+        name = NAMES.get(m["what"].strip().lower())
+        return (name or "SIGABRT"), {"interpreter": name is None}
     m = _MPI.search(text)
     if m:
         name = NAMES.get(m["what"].strip().lower())
@@ -117,7 +120,10 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
         if found is None:
             continue
         name, extra = found
-        frames, library = _frames(ctx.following(line, _FOLLOW))
+        following = ctx.following(line, _FOLLOW)
+        if extra.get("interpreter") and any(_FINALIZING.match(ln.message) for ln in following[:2]):
+            continue  # the interpreter failed while shutting down, after the program's own end: no crash of the run
+        frames, library = _frames(following)
         event = event_for(line, "cpp.signal", family="cpp", level="critical", signal=name,
                           message=line.message.strip(), detail=_detail(frames, library))
         if extra.get("pid") is not None:

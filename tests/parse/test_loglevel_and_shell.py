@@ -139,3 +139,12 @@ def test_a_trainers_finished_banner_is_evidence_the_job_finished(tmp_path):
     report = nccllens.analyze(str(tmp_path))
     assert "progress.finished" in report.events["kind"].to_list()
     assert report.verdict.category == "none"
+
+
+def test_the_interpreter_failing_while_it_shuts_down_is_no_crash_of_the_run(tmp_path):
+    # real: https://github.com/goodfire-ai/spd/pull/548 (a run that worked; the lines its exit printed)
+    (tmp_path / "worker.log").write_text(
+        "Fatal Python error: PyGILState_Release: thread state ... must be current when releasing\n"
+        "Python runtime state: finalizing\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert "cpp.signal" not in report.events["kind"].to_list()
