@@ -183,3 +183,16 @@ def test_a_record_exactly_as_wide_as_the_terminal_is_not_joined_to_the_next_reco
     texts = [t for _, t in rows]
     assert all(line in texts for line in exact)
     assert [t for t in texts if t and t != "\x00"] == [line for line in lines if line]
+
+
+SGLANG_AR = Path(__file__).resolve().parents[1] / "fixtures/public/sglang_bench_latency_tp2_custom_ar_peer_access"
+
+
+def test_a_message_two_ranks_printed_alike_is_cut_alike_and_still_rejoined():
+    # both ranks' custom all-reduce failure, the same text twice: a terminal cuts both at the same column, so the two
+    # cut rows end alike; that is no box drawn at a fixed width (its distinct rows would end alike)
+    text = (SGLANG_AR / "bench_latency.log").read_text(encoding="utf-8")
+    rows, stats = _frame(_terminal_wrapped(text, 100))
+    failed = [t for _, t in rows if t.startswith("Failed: Cuda error")]
+    assert len(failed) == 2 and all(t.endswith("'peer access is not supported between these two devices'") for t in failed)
+    assert any("hard-wrapped at 100" in note for note in stats.notes)

@@ -101,7 +101,9 @@ def wrap_width(block: bytes) -> int | None:
     count = lengths.count(width)
     if width < WRAP_MIN or count < 3 or count < WRAP_SHARE * len(lines):
         return None
-    at = [line for line, n in zip(lines, lengths, strict=True) if n == width]
+    # each distinct line once: the same text printed twice (two ranks' copies of one message) is cut at the same
+    # column and ends alike by itself, which says nothing of a drawn box
+    at = list(dict.fromkeys(line for line, n in zip(lines, lengths, strict=True) if n == width))
     ends = Counter(line[-1:] for line in at)
     if ends.most_common(1)[0][1] > len(at) // 2:
         return None
