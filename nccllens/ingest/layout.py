@@ -22,17 +22,17 @@ _ATTEMPT = lazy_regex.compile(r"(?:^|/)attempt_(\d+)/(\d+)/(?:stdout|stderr|erro
 _ATTEMPT_ONLY = lazy_regex.compile(r"(?:^|/)attempt_(\d+)(?:/|$)")
 _RANK = lazy_regex.compile(r"(?:^|[/_.-])rank[_-]?(\d{1,6})(?=$|[/_.-])", re.I)
 _NCCL_FILE = lazy_regex.compile(r"(?:^|/)nccl[\w-]*[._]([A-Za-z][\w-]*?)[._](\d{2,8})(?:\.(?:log|txt|out))?$", re.I)
+# words that start many host names (``worker-3``, ``node07``, ``dgx-a100-01``) and words that name a log, not a host
+_ROLE_WORDS = r"node|host|gpu|worker|compute|master|server|dgx|hgx|cn|gn|ip|trainer|pod"
+_LOG_WORDS = (r"dmesg|kern|kernel|syslog|journal|journalctl|console|stdout|stderr|log|logs|nccl|torchrun|output|"
+              r"train|training|job|out|err|messages")
 _HOSTLIKE = lazy_regex.compile(
-    r"^(?:(?:node|host|gpu|worker|compute|master|server|dgx|hgx|cn|gn|ip|trainer|pod)[-_]?[a-z0-9][\w.-]*"
+    r"^(?:(?:" + _ROLE_WORDS + r")[-_]?[a-z0-9][\w.-]*"
     r"|[a-z]{2,}\d{2,}(?:[-.][a-z0-9]+)*"
     r"|(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{12})$",  # a container's short id names its host: 8d6bf97c3bf4
     re.I,
 )
-_NOISE_WORDS = lazy_regex.compile(
-    r"^(?:dmesg|kern|kernel|syslog|journal|journalctl|console|stdout|stderr|log|logs|nccl|torchrun|output|"
-    r"train|training|job|out|err|messages)$",
-    re.I,
-)
+_NOISE_WORDS = lazy_regex.compile(r"^(?:" + _LOG_WORDS + r")$", re.I)
 _NOT_HOSTS = lazy_regex.compile(r"^(?:(?:rank|attempt|local|default|node_rank|worker_group|slurm|job|run|exp|step|epoch|iter|part|v)"
                         r"[-_]?\d*"
                         # temporary folders (mkdtemp, pytest, staging copies) are not hosts
@@ -63,11 +63,8 @@ _NOISE_AFFIX = lazy_regex.compile(r"^(?:dmesg|kern|syslog|journal|console|nccl)[
 _STEM_PARTS = lazy_regex.compile(r"[._]")
 
 
-# a role word that starts many host names (``worker-3``, ``node07``), and with only a stream's or a log's word
-# after it no host at all (``worker_stderr``, ``node_log``, ``trainer-output``)
-_ROLE_AND_NOISE = lazy_regex.compile(
-    r"^(?:node|host|gpu|worker|compute|master|server|trainer|pod)[-_](?:dmesg|kern|kernel|syslog|journal|console"
-    r"|stdout|stderr|log|logs|nccl|torchrun|output|train|training|job|out|err|messages)$", re.I)
+# a role word with only a log's word after it names no host (``worker_stderr``, ``node_log``, ``trainer-output``)
+_ROLE_AND_NOISE = lazy_regex.compile(r"^(?:" + _ROLE_WORDS + r")[-_](?:" + _LOG_WORDS + r")$", re.I)
 
 
 def _hostlike(piece: str) -> bool:

@@ -178,6 +178,9 @@ class Prefixes:
                f"{'' if self.local_rank is None else self.local_rank}|{'' if self.pid is None else self.pid}"
 
 
+BARE_STREAM = Prefixes("").stream  # the stream of a line no prefix marks
+
+
 def _take(out: Prefixes, shape: Shape, m: re.Match[str]) -> None:
     """Fill what ``out`` does not know yet from one shape's match (the outermost prefix wins)."""
     found = {k: v for k, v in m.groupdict().items() if k in _ROLES and v is not None}

@@ -42,25 +42,24 @@ from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "progress"
+# the job's own last word: launchers' and trainers' success lines (DeepSpeed's launcher per process, HF Trainer,
+# Lightning, NeMo), and a script's bare "training finished" ending the line (so "training finished with errors" or
+# "training finished step 3" is not one)
+_FINISHED = (r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
+             r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished [Tt]raining\b")
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|[#>] Using devices|n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
              r"|^\s+Rank\s+\d+\s+uses device\s+\d+\s+\["
              r"|Test (?:CUDA|NCCL) failure \S+:\d+ '"
-             r"|Process \d+ exits successfully|Training completed\. |`Trainer\.fit` stopped: "
-             r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished [Tt]raining\b"
+             r"|" + re.sub(r"\(\?P<\w+>", "(?:", _FINISHED) +
              r"|(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)[^\n]{0,60}?\b\d+ ?/ ?\d+\b"
              r"|\d\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s+(?:sum|prod|min|max|avg|none)\s")
-# nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
-# the job says it finished: DeepSpeed's launcher per process, HF Trainer, Lightning
-# (not a bare "training finished": a wrapper script echoes it after a failed command too)
-# the job's own last word: launchers' and trainers' success lines, and a script's bare "training finished"
-# ending the line (so "training finished with errors" or "training finished step 3" is not one)
-FINISHED = lazy_regex.compile(r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
-                      r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished [Tt]raining\b")
+FINISHED = lazy_regex.compile(_FINISHED)
 # work in hand, counted: "[rank 2] preparing shard: part 5/12", "Loading checkpoint shards 3/8"
 COUNT = lazy_regex.compile(r"(?P<what>\b\w*(?:reparing|oading|rocessing|okeniz|valuat|alidat|uilding|ndexing|onverting)\w*\b"
                    r"[^\n]{0,60}?)\b(?P<n>\d+) ?/ ?(?P<total>\d+)\b(?P<rest>.*)$")
+# nccl-tests: the header that starts the measurement, each result row, and the summary that ends it
 BENCH = lazy_regex.compile(r"^[#>] (?P<start>Using devices)|(?:^|[#>] )(?P<banner>n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes)|^# (?P<done>Avg bus bandwidth|Out of bounds values)"
                    r"|^[#>]\s+(?P<table>out-of-place)\s+in-place"
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"

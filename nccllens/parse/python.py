@@ -19,7 +19,7 @@ from dataclasses import replace
 from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
-from nccllens.parse.prefixes import Prefixes
+from nccllens.parse.prefixes import BARE_STREAM
 from nccllens.parse.tracebacks import (
     MAX_TRACEBACK_LINES,
     TRACEBACK_HEAD,
@@ -33,7 +33,6 @@ FAMILY = "python"
 # a logger's message that ends where the traceback it formats begins (one record: the frames follow on the next
 # lines, without the logger's header), as SGLang's scheduler and many servers print an exception
 _HEAD_AFTER_MESSAGE = lazy_regex.compile(r"\S[:.]? (?P<head>Traceback \(most recent call last\):)\s*$")
-_BARE = Prefixes("").stream  # the stream of a line no prefix marks
 PREFILTER = (
     r"Traceback \(most recent call last\)"
     r"|^Exception ignored (?:in|on|while)\b"
@@ -125,8 +124,8 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext, logged: st
     stream; where the traceback's own exception line is missing, the message says what failed."""
     indent = len(body) - len(body.lstrip())
     following = ctx.following(line, MAX_TRACEBACK_LINES)
-    if logged is not None and next(iter(following), None) is None and line.stream != _BARE:
-        following = ctx.following(replace(line, stream=_BARE), MAX_TRACEBACK_LINES)
+    if logged is not None and next(iter(following), None) is None and line.stream != BARE_STREAM:
+        following = ctx.following(replace(line, stream=BARE_STREAM), MAX_TRACEBACK_LINES)
     texts = []
     for f in following:
         f_header, text = split_header(f.message)
@@ -207,7 +206,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 consumed.update(f.line for f in used)
                 yield event
                 continue
-            glued = _HEAD_AFTER_MESSAGE.search(body)
+            glued = _HEAD_AFTER_MESSAGE.search(body) if "Traceback (most recent" in body else None
             logged = None
             if glued is not None:  # "Scheduler hit an exception: Traceback (most recent call last):"
                 logged, body = body[:glued.start("head")].strip(), body[glued.start("head"):]

@@ -84,8 +84,7 @@ def _stepd(body: str) -> dict | None:
         return event
     oom = _OOM.search(rest)
     if oom:
-        return {"kind": "slurm.oom_kill", "key": oom["step"] or oom["step2"], "value": oom["count"], "host": _host(m["host"]),
-                "level": "error", "signal": "SIGKILL"}
+        return _oom_event(oom, _host(m["host"]))
     if _WENT_OVER.search(rest):  # a warning, printed by jobs that finish too: no failure by itself
         return {"kind": "slurm.memory_warning", "value": rest.strip(), "host": _host(m["host"]), "level": "warning"}
     if "error: " in body[: m.start("rest")]:
@@ -93,13 +92,16 @@ def _stepd(body: str) -> dict | None:
     return None
 
 
+def _oom_event(oom, host: str | None = None) -> dict:
+    return {"kind": "slurm.oom_kill", "key": oom["step"] or oom["step2"], "value": oom["count"], "host": host,
+            "level": "error", "signal": "SIGKILL"}
+
+
 def _oom_alone(body: str) -> dict | None:
     """The step daemon's OOM report where its name is not on the line: slurmd's own log (``[2025-10-16T08:52:15.650]
     [269582.0] error: Detected 3 oom_kill events in StepId=269582.0``), a paste that kept only the message."""
     oom = _OOM.search(body)
-    if oom is None or oom["step"] is None:
-        return None
-    return {"kind": "slurm.oom_kill", "key": oom["step"], "value": oom["count"], "level": "error", "signal": "SIGKILL"}
+    return _oom_event(oom) if oom is not None and oom["step"] is not None else None
 
 
 def _srun(body: str) -> dict | None:

@@ -148,3 +148,4 @@ def test_the_interpreter_failing_while_it_shuts_down_is_no_crash_of_the_run(tmp_
         "Python runtime state: finalizing\n")
     report = nccllens.analyze(str(tmp_path))
     assert "cpp.signal" not in report.events["kind"].to_list()
+    assert report.verdict.category == "unknown" and not report.findings  # no crash named; no finish shown either
