@@ -57,13 +57,18 @@ def _waiting(events: pl.DataFrame) -> pl.DataFrame:
     return events.filter(WAITING & pl.col("rank").is_not_null())
 
 
+def _waits_any_rank(events: pl.DataFrame) -> pl.DataFrame:
+    """Every wait that timed out, also those whose line names no rank (a paste cut before its prefix)."""
+    return events.filter(WAITING)
+
+
 @reads("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error", "cpp.terminate")
 def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[RankStatus],
                        rank_hosts: dict[int, str], lang: str, summaries: pl.DataFrame | None = None) -> list[Finding]:
-    waits = _waiting(events)
+    waits = _waits_any_rank(events)
     if not waits.height:
         return []
-    waiting = set(waits["rank"].to_list())
+    waiting = {int(r) for r in waits["rank"].drop_nulls().to_list()}
     busy = bars_of(events, waiting, summaries)
     if busy.height:  # a bar with no rank must also have moved while the others waited (a rank's own need not)
         busy = busy.filter("open")
@@ -76,7 +81,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
     if named:
         ranks, confidence = named, 0.75
     else:
-        universe = set(range(seen or 0)) | {s.rank for s in status}
+        universe = set(range(seen or 0)) | {s.rank for s in status} or {0}  # no rank known: the main process
         others = sorted(universe - waiting - dead)
         ranks = [0] if 0 in others else others
         confidence = 0.65
