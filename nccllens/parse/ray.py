@@ -3,7 +3,7 @@
 ``ray.worker_died`` for a worker or actor process that went away without an exception of its own:
 ``value`` = Ray's exit type (``SYSTEM_ERROR``, ``NODE_OUT_OF_MEMORY``...), ``key`` = what the exit detail
 says (``process_died``: the process vanished, Ray's own first guess being the kernel's OOM killer;
-``node_died``: its node or its owner's node crashed), ``pid`` and ``peer`` = the worker's IP address where
+``node_died``: its node or its owner's node crashed, reported as ``ray.node_dead``), ``pid`` and ``peer`` = the worker's IP address where
 the line states them (``Worker IP address: 10.0.7.57``, ``Owner Ip address: …``). ``ray.memory_kill`` for a
 worker Ray's memory monitor killed: ``peer`` = the node's IP when the report names it (``Memory on the node
 (IP: 10.20.49.141, …``).
@@ -21,7 +21,7 @@ FAMILY = "ray"
 PREFILTER = (
     r"Worker exit type: [A-Z_]+|exit type: [A-Z_]+ Worker exit detail"
     r"|killed due to memory pressure \(OOM\)|Memory on the node \(IP: "
-    r"|The node with node id: \w+ and ip: \S+ has been marked dead"
+    r"|The node with (?:node id: \w+ and (?:ip|address): \S+|client ID \w+)[^\n]* has been marked dead"
 )
 
 _EXIT = lazy_regex.compile(r"(?:Worker|Owner worker) exit type: (?P<type>[A-Z_]+)(?: Worker exit detail: (?P<detail>.*))?")
@@ -30,7 +30,10 @@ _PID = lazy_regex.compile(r"Worker PID: (?P<pid>\d{1,9})\b")
 _MEMORY = lazy_regex.compile(r"Memory on the node \(IP: (?P<ip>[\w.:-]+)|killed due to memory pressure \(OOM\)")
 # exit details of a process that vanished (killed, crashed) rather than one that raised or was stopped
 _VANISHED = lazy_regex.compile(r"connection error code 2|exits with an exit code None|killed by SIGKILL|SIGSEGV")
-_NODE_DEAD = lazy_regex.compile(r"The node with node id: \w+ and ip: (?P<ip>[\w.:-]+?),? has been marked dead")
+# every Ray generation's words: "node id: … and ip: 10.1.2.3" (2.x), "… and address: 10.1.2.3 and node name: …" (2.4x),
+# "The node with client ID 1ead… has been marked dead because the monitor has missed too many heartbeats" (<= 0.8)
+_NODE_DEAD = lazy_regex.compile(r"The node with (?:node id: \w+ and (?:ip|address): (?P<ip>[\w.:-]+?),?(?: and node name: \S+)?"
+                                r"|client ID \w+) has been marked dead")
 _NODE = lazy_regex.compile(r"node has crashed|node (?:was|is) (?:dead|terminated|removed)|The node .* died")
 DETAIL_CHARS = 200
 
@@ -39,8 +42,10 @@ def _event_for(body: str) -> dict | None:
     m = _EXIT.search(body)
     if m:
         detail = (m["detail"] or "").strip()
-        event = {"kind": "ray.worker_died", "level": "error", "value": m["type"], "detail": detail[:DETAIL_CHARS] or None,
-                 "key": "node_died" if _NODE.search(detail) else "process_died" if _VANISHED.search(detail) else None}
+        node_died = bool(_NODE.search(detail))  # the process went with its node (or its owner's): a node that died
+        event = {"kind": "ray.node_dead" if node_died else "ray.worker_died", "level": "error", "value": m["type"],
+                 "detail": detail[:DETAIL_CHARS] or None,
+                 "key": "node_died" if node_died else "process_died" if _VANISHED.search(detail) else None}
         ip, pid = _IP.search(body), _PID.search(body)
         if ip:
             event["peer"] = ip["ip"]

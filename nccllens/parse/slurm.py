@@ -23,7 +23,7 @@ FAMILY = "slurm"
 PREFILTER = (
     r"slurmstepd(?:-[\w.-]+)?: |Detected \d+ oom[-_]kill events?(?:\(s\))? in "
     r"|^\s*srun: (?:error: |Job step aborted|forcing job termination|Force Terminated|Terminating )"
-    r"|Caught signal SIG[A-Z0-9]+ on \S+: this job is |Job has timed out\. Ran \d+ minutes"
+    r"|Caught signal SIG[A-Z0-9]+ on \S+: this job is |Job has timed out\. Ran \d+ minutes|Job not requeued because: timed-out"
 )
 
 _STEPD = lazy_regex.compile(r"slurmstepd(?:-(?P<host>[\w.-]+))?: (?:error: )?(?P<rest>.*)$")
@@ -43,7 +43,9 @@ _SRUN = lazy_regex.compile(
 )
 # submitit (a Slurm job launcher) on the node where the job ran: the signal Slurm sent before the end
 _SUBMITIT = lazy_regex.compile(r"Caught signal (?P<sig>SIG[A-Z0-9]+) on (?P<host>[\w.-]+): this job is (?P<what>timed-out|preempted)")
-_SUBMITIT_TIMEOUT = lazy_regex.compile(r"Job has timed out\. Ran \d+ minutes")
+# its time-limit handler: "Job has timed out. Ran 240 minutes out of requested 240 minutes.", and when the job
+# cannot be resubmitted: "Job not requeued because: timed-out and not checkpointable."
+_SUBMITIT_TIMEOUT = lazy_regex.compile(r"Job has timed out\. Ran \d+ minutes|Job not requeued because: timed-out")
 _STEP_ID = lazy_regex.compile(r"(?:StepId=|job step |job )(?P<id>\d+(?:\.\w+)?)")
 
 

@@ -34,9 +34,9 @@ def test_a_vanished_worker_names_its_node_and_pid():
         "ray.worker_died", "SYSTEM_ERROR", "process_died", "100.97.252.234", 1942)
 
 
-def test_a_crashed_owner_node_is_not_a_vanished_process():
+def test_a_crashed_owner_node_is_a_node_that_died_not_a_vanished_process():
     (e,) = _events(OWNER)
-    assert (e["key"], e["peer"]) == ("node_died", "172.21.160.9")
+    assert (e["kind"], e["key"], e["peer"]) == ("ray.node_dead", "node_died", "172.21.160.9")
 
 
 def test_the_memory_monitor_names_the_node():
@@ -77,3 +77,30 @@ def test_a_lost_node_is_the_culprit_not_the_driver_that_printed_it(tmp_path):
         "(BaseWorkerMixin pid=5172, ip=10.128.0.32) loss: 1.813242  [ 6400/30000]\n" + NODE_DEAD + "\n")
     top = nccllens.analyze(str(tmp_path)).findings[0]
     assert (top.rule, top.category, top.hosts) == ("NL-JOB-044", "peer_exited", ["10.128.0.103"])
+
+
+# https://github.com/ray-project/ray/issues/8251 (Ray 0.8 names the node by its client ID only)
+CLIENT_DEAD = ("2020-05-01 17:17:43,584 WARNING worker.py:1072 -- The node with client ID "
+               "0cc474dda1d9ddc4c20d6966fefedfcd4dd08efb has been marked dead because the monitor has missed too many "
+               "heartbeats from it.")
+# https://github.com/ray-project/kuberay/issues/3827 (Ray 2.4x event JSON: address and node name)
+ADDRESS_DEAD = ('"message":"The node with node id: ada3a3771fac751bd7c6b674e3b5e2df045b93550e6d31a410cad0be and address: '
+                '156.176.0.154 and node name: 156.176.0.154 has been marked dead because the detector has missed too many '
+                'heartbeats from it.')
+
+
+def test_every_generation_of_the_node_marked_dead_report_is_read():
+    (old,) = _events(CLIENT_DEAD)
+    (new,) = _events(ADDRESS_DEAD)
+    assert (old["kind"], old.get("peer")) == ("ray.node_dead", None)
+    assert (new["kind"], new["peer"]) == ("ray.node_dead", "156.176.0.154")
+
+
+def test_an_actor_whose_owner_node_crashed_is_a_peer_that_exited(tmp_path):
+    import nccllens
+
+    (tmp_path / "driver.log").write_text(OWNER + "\n", encoding="utf-8")
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (top.rule, top.category, list(top.hosts)) == ("NL-JOB-044", "peer_exited", ["172.21.160.9"])
+    assert report.verdict.category == "peer_exited"

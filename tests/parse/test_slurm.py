@@ -66,6 +66,12 @@ def test_submitit_time_limit_names_the_node():
     assert (e["kind"], e["value"], e["host"], e["signal"]) == ("slurm.cancelled", "TIME LIMIT", "rmc-gpu05", "SIGUSR1")
 
 
+def test_submitit_refusing_to_requeue_a_timed_out_job_is_a_time_limit():
+    # real: https://github.com/facebookincubator/submitit/issues/1776 (a job that was not checkpointable)
+    (e,) = run("Job not requeued because: timed-out and not checkpointable.")
+    assert (e["kind"], e["value"]) == ("slurm.cancelled", "TIME LIMIT")
+
+
 def test_node_failure_is_its_own_kind():
     # synthetic: built from "*** %s ON %s CANCELLED AT %s DUE TO NODE FAILURE ***" (slurmstepd), Slurm 23.x
     (e,) = run("slurmstepd: error: *** JOB 5512 ON gpu-a17 CANCELLED AT 2026-01-01T10:00:00 DUE TO NODE FAILURE ***")
