@@ -62,6 +62,15 @@ def _waits_any_rank(events: pl.DataFrame) -> pl.DataFrame:
     return events.filter(WAITING)
 
 
+def _outlasted(busy: pl.DataFrame, waits: pl.DataFrame) -> bool:
+    """A bar with no rank of its own that had run at least as long as the longest timeout of the waits."""
+    timeout = waits.filter(pl.col("kind") == "torch.watchdog_timeout")["timeout_ms"].drop_nulls()
+    if not len(timeout):
+        return False
+    ran = busy.filter(pl.col("rank").is_null())["detail"].fill_null("").str.extract(r"\[([\d:]+)", 1)
+    return any((clock_ms(r) or 0) >= int(timeout.max()) for r in ran.to_list() if r)
+
+
 @reads("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error", "cpp.terminate")
 def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[RankStatus],
                        rank_hosts: dict[int, str], lang: str, summaries: pl.DataFrame | None = None) -> list[Finding]:
@@ -85,6 +94,10 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
         others = sorted(universe - waiting - dead)
         ranks = [0] if 0 in others else others
         confidence = 0.65
+        if not ranks and _outlasted(busy, waits):
+            # the watchdog is a thread of its own: the main process (rank 0, tqdm's and OpenMMLab's bar writer) kept
+            # drawing a bar for longer than the collective's timeout while its own collective timed out
+            ranks, confidence = [0], 0.55
     if not ranks:
         return []  # busy, but nobody outside the waiting ranks to be it
     ran = busy.with_columns(pl.col("detail").fill_null("").str.extract(r"\[([\d:]+)", 1)

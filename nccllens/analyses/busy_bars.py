@@ -44,7 +44,8 @@ def bars_of(events: pl.DataFrame, waiting: set[int], summaries: pl.DataFrame | N
     own = events.filter(pl.col("kind").is_in(["progress.bar", "progress.count"])).select(
         "file", "line", "ts", "rank", pl.col("key").alias("label"), pl.col("value").cast(pl.Int64, strict=False).alias("pct"),
         "detail", "message")
-    glued_rows = events.filter((pl.col("kind") != "progress.bar") & pl.col("message").fill_null("").str.contains(r"\d%\|"))
+    glued_rows = events.filter((pl.col("kind") != "progress.bar")
+                               & pl.col("message").fill_null("").str.contains(r"\d%\||\d task/s, elapsed: \d+s"))
     glued = []
     for file, line, ts, message in glued_rows.select("file", "line", "ts", "message").iter_rows():
         m = last_bar(message)

@@ -6,7 +6,8 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
 
 - ``progress.bar``: a tqdm-style bar ``Running tokenizer on dataset:   9%|███▊ | 280000/2969526
   [29:55<4:48:08, 155.57 examples/s]`` (also Keras/HF ``Map (num_proc=64):  45%|...``, and a bar format
-  without the bar itself, ``mAP@.5:.95:  72% 23/32 [01:07<00:25,  2.80s/it]``, known by its ``[elapsed<left``). With ``\\r``
+  without the bar itself, ``mAP@.5:.95:  72% 23/32 [01:07<00:25,  2.80s/it]``, known by its ``[elapsed<left``; and
+  OpenMMLab's ``[>>>>>>     ] 1126168/1426764, 137.6 task/s, elapsed: 8183s, ETA:  2184s``). With ``\\r``
   updates many bars share one line: the last one counts. ``value`` = percent, ``key`` = the bar's label,
   ``seq`` = items done, ``nranks`` = none, ``detail`` = ``n/total [elapsed<left]``, ``elapsed_ms``.
 - ``progress.step``: a line that counts steps or iterations and states how long their work took
@@ -48,7 +49,7 @@ FAMILY = "progress"
 _FINISHED = (r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished [Tt]raining\b")
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
-PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
+PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\d task/s, elapsed: \d+s|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|[#>] Using devices|n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
              r"|^\s+Rank\s+\d+\s+uses device\s+\d+\s+\["
              r"|Test (?:CUDA|NCCL) failure \S+:\d+ '"
@@ -99,10 +100,47 @@ def clock_ms(text: str | None) -> int | None:
     return seconds * 1000
 
 
-def last_bar(text: str) -> re.Match | None:
+# OpenMMLab's (mmcv, mmengine) ProgressBar: "[>>>>>     ] done/total, rate task/s, elapsed: Ns, ETA: Ns"
+MM_BAR = lazy_regex.compile(r"\[[> ]{2,}\] (?P<n>\d+)/(?P<total>\d+), [\d.]+ task/s, elapsed: (?P<elapsed_s>\d+)s"
+                            r"(?:, ETA:\s*(?P<left_s>\d+)s)?")
+
+
+def _clock(seconds: str | None) -> str | None:
+    """``8183`` (seconds) → ``2:16:23``, the clock a tqdm bar shows."""
+    if seconds is None:
+        return None
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
+
+
+class MMBar:
+    """An OpenMMLab bar read as a tqdm bar's match: the same group names (``desc``, ``pct``, ``n``, ``total``,
+    ``elapsed``, ``left``, ``clock``), ``group(0)`` and ``end()``."""
+
+    def __init__(self, m: re.Match, text: str) -> None:
+        self._m = m
+        start = text.rfind("\n", 0, m.start()) + 1
+        self._groups = {"desc": text[start:m.start()], "pct": str(min(100, 100 * int(m["n"]) // max(1, int(m["total"])))),
+                        "n": m["n"], "total": m["total"], "elapsed": _clock(m["elapsed_s"]), "left": _clock(m["left_s"]),
+                        "clock": None}
+
+    def __getitem__(self, name: str) -> str | None:
+        return self._groups[name]
+
+    def group(self, index: int = 0) -> str:
+        return self._m.group(index)
+
+    def end(self) -> int:
+        return self._m.end()
+
+
+def last_bar(text: str) -> re.Match | MMBar | None:
     """The last bar on a line (``\r`` updates put many on one line)."""
     bars = list(BAR.finditer(text))
-    return bars[-1] if bars else None
+    if bars:
+        return bars[-1]
+    mm = list(MM_BAR.finditer(text))
+    return MMBar(mm[-1], text) if mm else None
 
 
 def bar_detail(bar: re.Match) -> str:

@@ -486,3 +486,26 @@ def test_a_summarised_tqdm_bar_still_shows_a_busy_rank(tmp_path):
             "Generation Evaluation: 100%|█████████▉| 497/499 [18:29:58<05:20, 160.10s/it]\n")
     top = _analyze(tmp_path, {"console.log": text}).findings[0]
     assert (top.rule, top.ranks) == ("AN-RANK-BUSY", [0])
+
+
+# fixtures/lines/ad_stragglers_kills_timeouts.tsv (https://github.com/open-mmlab/mmtracking/issues/557): OpenMMLab's
+# result-collection bar on the main process, its own watchdog's timeout glued after it; the fix was a longer timeout
+MMTRACKING = (
+    "[>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>           ] 1126168/1426764, 137.6 task/s, elapsed: 8183s, ETA:  2184s"
+    "[E ProcessGroupNCCL.cpp:719] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=6, "
+    "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1808307 milliseconds before timing out.\n"
+    "terminate called after throwing an instance of 'std::runtime_error'\n"
+)
+
+
+def test_an_openmmlab_bar_reads_as_a_bar_with_its_counts_and_clock():
+    bar = last_bar(MMTRACKING.splitlines()[0])
+    assert (bar["n"], bar["total"], bar["pct"], bar["elapsed"], bar["left"]) == (
+        "1126168", "1426764", "78", "2:16:23", "36:24")
+
+
+def test_a_bar_that_outlasted_the_timeout_makes_the_main_process_the_straggler(tmp_path):
+    report = _analyze(tmp_path, {"train.log": MMTRACKING})
+    top = report.findings[0]
+    assert (top.rule, top.category, list(top.ranks)) == ("AN-RANK-BUSY", "straggler", [0])
+    assert "1126168/1426764" in top.title
