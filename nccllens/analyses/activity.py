@@ -54,10 +54,6 @@ def dead_ranks(events: pl.DataFrame, status: list[RankStatus]) -> set[int]:
 
 
 def _waiting(events: pl.DataFrame) -> pl.DataFrame:
-    return events.filter(WAITING & pl.col("rank").is_not_null())
-
-
-def _waits_any_rank(events: pl.DataFrame) -> pl.DataFrame:
     """Every wait that timed out, also those whose line names no rank (a paste cut before its prefix)."""
     return events.filter(WAITING)
 
@@ -74,7 +70,7 @@ def _outlasted(busy: pl.DataFrame, waits: pl.DataFrame) -> bool:
 @reads("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error", "cpp.terminate")
 def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[RankStatus],
                        rank_hosts: dict[int, str], lang: str, summaries: pl.DataFrame | None = None) -> list[Finding]:
-    waits = _waits_any_rank(events)
+    waits = _waiting(events)
     if not waits.height:
         return []
     waiting = {int(r) for r in waits["rank"].drop_nulls().to_list()}

@@ -2,11 +2,12 @@
 
 ``ray.worker_died`` for a worker or actor process that went away without an exception of its own:
 ``value`` = Ray's exit type (``SYSTEM_ERROR``, ``NODE_OUT_OF_MEMORY``...), ``key`` = what the exit detail
-says (``process_died``: the process vanished, Ray's own first guess being the kernel's OOM killer;
-``node_died``: its node or its owner's node crashed, reported as ``ray.node_dead``), ``pid`` and ``peer`` = the worker's IP address where
-the line states them (``Worker IP address: 10.0.7.57``, ``Owner Ip address: …``). ``ray.memory_kill`` for a
-worker Ray's memory monitor killed: ``peer`` = the node's IP when the report names it (``Memory on the node
-(IP: 10.20.49.141, …``).
+says (``process_died``: the process vanished, Ray's own first guess being the kernel's OOM killer),
+``pid`` and ``peer`` = the worker's IP address where the line states them (``Worker IP address: 10.0.7.57``,
+``Owner Ip address: …``). ``ray.node_dead`` for a node Ray gave up on (its node-lost report, ``peer`` = the node's
+IP when stated), and for a worker whose exit detail says its node or its owner's node crashed (``key`` =
+``node_died``). ``ray.memory_kill`` for a worker Ray's memory monitor killed: ``peer`` = the node's IP when the
+report names it (``Memory on the node (IP: 10.20.49.141, …``).
 """
 
 from __future__ import annotations
