@@ -85,6 +85,15 @@ def test_sigkill_without_an_oom_line_is_suspected_host_oom(tmp_path):
     assert "suspected" in report.findings[0].title and report.findings[0].confidence < 0.8
 
 
+def test_a_dataloader_worker_sigkilled_is_suspected_host_oom_and_one_sigtermed_a_dataloader_crash(tmp_path):
+    # https://github.com/NVIDIA/Megatron-LM/issues/1657 and https://github.com/pytorch/pytorch/issues/4507 (title)
+    killed = analyze(tmp_path / "killed", "[rank0]: RuntimeError: DataLoader worker (pid 2637) is killed by signal: Killed. \n")
+    assert killed.verdict.category == "host_oom" and killed.findings[0].rule == "NL-DL-002"
+    assert "suspected" in killed.findings[0].title and killed.findings[0].confidence < 0.8
+    termed = analyze(tmp_path / "termed", "RuntimeError: DataLoader worker (pid 23616) is killed by signal: Terminated.\n")
+    assert termed.verdict.category == "dataloader_crash" and termed.findings[0].rule == "NL-DL-007"
+
+
 def test_an_exception_explains_the_exit_code_1_it_caused(tmp_path):
     # fixtures/public/dodnet_apex_ddp_shape_mismatch_rank1 (torch.distributed.launch, torch 1.13)
     text = (PUBLIC / "dodnet_apex_ddp_shape_mismatch_rank1").glob("*.log")
