@@ -209,3 +209,12 @@ def test_the_name_that_does_not_resolve_is_the_culprit_host():
     case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "slinky_slurm_eks_rdzv_hostname_slinky0_unresolvable"
     top = nccllens.analyze(str(case)).findings[0]
     assert (top.rule, top.category, top.hosts) == ("NL-NET-008", "network_unreachable", ["slinky-0"])
+
+
+def test_the_peer_is_the_host_as_given_not_the_address_it_resolved_to():
+    # fixtures/public/bunya_slurm_hf_deepspeed_master_short_hostname_admin_net_no_route: the short name resolved to
+    # the node's admin-network name, which the other nodes could not route to
+    (e,) = [e for e in run("RuntimeError: The client socket has failed to connect to any network address of (bun003, "
+                           "9901). The client socket has failed to connect to bun003.admin:9901 (errno: 113 - No route "
+                           "to host).") if e["kind"] == "torch.store_error"]
+    assert (e["peer"], e["error_code"], e["value"]) == ("bun003:9901", 113, "No route to host")
