@@ -59,12 +59,9 @@ def _waiting(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _outlasted(busy: pl.DataFrame, waits: pl.DataFrame) -> bool:
-    """A bar with no rank of its own that had run at least as long as the longest timeout of the waits."""
+    """A bar with no rank of its own that had run (``_ran``) at least as long as the longest watchdog timeout."""
     timeout = waits.filter(pl.col("kind") == "torch.watchdog_timeout")["timeout_ms"].drop_nulls()
-    if not len(timeout):
-        return False
-    ran = busy.filter(pl.col("rank").is_null())["detail"].fill_null("").str.extract(r"\[([\d:]+)", 1)
-    return any((clock_ms(r) or 0) >= int(timeout.max()) for r in ran.to_list() if r)
+    return bool(len(timeout)) and busy.filter(pl.col("rank").is_null() & (pl.col("_ran") >= timeout.max())).height > 0
 
 
 @reads("torch.watchdog_timeout", "torch.store_timeout", "torch.gloo_error", "cpp.terminate")
@@ -81,6 +78,9 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
                           still_moving(busy.filter(pl.col("rank").is_null()), waits, events)])
     if not busy.height:
         return []
+    # how long each bar had run (ms; -1 where it does not say)
+    busy = busy.with_columns(pl.col("detail").fill_null("").str.extract(r"\[([\d:]+)", 1)
+                             .map_elements(clock_ms, return_dtype=pl.Int64).fill_null(-1).alias("_ran"))
     dead = dead_ranks(events, status)
     named = sorted({int(r) for r in busy["rank"].drop_nulls().to_list()} - waiting)
     if named:
@@ -96,9 +96,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
             ranks, confidence = [0], 0.55
     if not ranks:
         return []  # busy, but nobody outside the waiting ranks to be it
-    ran = busy.with_columns(pl.col("detail").fill_null("").str.extract(r"\[([\d:]+)", 1)
-                            .map_elements(clock_ms, return_dtype=pl.Int64).fill_null(-1).alias("_ran"))
-    show = ran.sort(["_ran", "file", "line"]).row(-1, named=True)  # the bar that ran longest
+    show = busy.sort(["_ran", "file", "line"]).row(-1, named=True)  # the bar that ran longest
     label = " ".join((show["label"] or "progress").split())
     if len(label) > 48:  # a long label (a table header before an evaluation bar): its last words
         label = "…" + label[-48:].split(" ", 1)[-1]
@@ -112,8 +110,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
         hosts=hosts_of(ranks, rank_hosts), confidence=confidence, busy=what, waiting=rank_list(sorted(waiting)),
         op=str(op[0]) if len(op) else "a collective or store wait",
         timeout=f"{int(timeout.max()) // 1000} s" if len(timeout) else "its timeout",
-        elapsed=f"{clock_ms(show['detail'].split('[', 1)[-1].split('<', 1)[0]) // 1000} s"
-        if show["detail"] and clock_ms(show["detail"].split("[", 1)[-1].split("<", 1)[0]) is not None else "?")]
+        elapsed=f"{show['_ran'] // 1000} s" if show["_ran"] >= 0 else "?")]
 
 
 @reads("torch.gloo_error")

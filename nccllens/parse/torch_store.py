@@ -147,12 +147,12 @@ def _classify_socket(body: str) -> dict | None:
         ms = int(m["n"]) * (1 if m["unit"] == "ms" else 1000)
         return {"kind": "torch.store_error", "peer": f"{m['host']}:{m['port']}", "timeout_ms": ms}
     m, named = _CLIENT_ERRNO.search(body), _CLIENT_ANY.search(body)
+    # the message names the host as given (MASTER_ADDR) before the address it resolved to: that name is the peer
+    given = f"{named['host']}:{named['port']}" if named else None
     if m:
-        # the message names the host as given (MASTER_ADDR) before the address it resolved to: that name is the peer
-        peer = f"{named['host']}:{named['port']}" if named else m["peer"]
-        return {"kind": "torch.store_error", "peer": peer, "error_code": int(m["code"]), "value": m["text"]}
-    if named:
-        return {"kind": "torch.store_error", "peer": f"{named['host']}:{named['port']}", "value": "no address reachable"}
+        return {"kind": "torch.store_error", "peer": given or m["peer"], "error_code": int(m["code"]), "value": m["text"]}
+    if given:
+        return {"kind": "torch.store_error", "peer": given, "value": "no address reachable"}
     m = _SERVER_BIND.search(body)
     if m:
         return {"kind": "torch.store_error", "peer": m["peer"], "error_code": int(m["code"]), "value": m["text"]}
