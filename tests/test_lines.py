@@ -196,3 +196,36 @@ def test_a_message_two_ranks_printed_alike_is_cut_alike_and_still_rejoined():
     failed = [t for _, t in rows if t.startswith("Failed: Cuda error")]
     assert len(failed) == 2 and all(t.endswith("'peer access is not supported between these two devices'") for t in failed)
     assert any("hard-wrapped at 100" in note for note in stats.notes)
+
+
+DDP_UNUSED = Path(__file__).resolve().parents[1] / "fixtures/public/ddp_4gpu_rank1_cuda_unspecified_launch_failure_peers_sigkilled"
+
+
+def test_ranks_copies_of_a_message_cut_alike_behind_their_own_prefixes_are_rejoined():
+    # four ranks print DDP's long warning, each behind its own "[rankN]:" prefix: the copies are distinct rows
+    # that a terminal cuts at the same column, ending in the same letter; a drawn box ends in a mark, never a letter
+    text = (DDP_UNUSED / "stderr.err").read_text(encoding="utf-8")
+    rows, stats = _frame(_terminal_wrapped(text, 100))
+    assert any("hard-wrapped at 100" in note for note in stats.notes)
+    assert any("unspecified launch failure" in t and len(t) > 100 for _, t in rows)
+
+
+def test_a_drawn_table_as_wide_as_the_terminal_is_not_rejoined():
+    # synthetic: nvidia-smi's frame, every row exactly as wide and ending in its right edge
+    row = b"| N/A   34C    P0    52W / 400W |      4MiB / 81920MiB |      0%      Default |"
+    rows, stats = _frame(b"\n".join([row] * 5 + [b"+-----------+", b"done"]) + b"\n")
+    assert [t for _, t in rows][:5] == [row.decode()] * 5 and not stats.notes
+
+
+NCCL1710 = Path(__file__).resolve().parents[1] / "fixtures/public/nccl1710_cx7_internal_plugin_local_access_violation_status9"
+
+
+def test_a_wrapped_paste_is_cut_where_the_paste_was_measured_before_links_and_quotes_are_undone():
+    # a quoted reply whose editor turned "net_ib.cc:101" into links, then cut by a terminal: the rows' widths as
+    # pasted, not after the links are read away, say which rows were cut
+    text = (NCCL1710 / "console.log").read_text(encoding="utf-8")
+    rows, stats = _frame(_terminal_wrapped(text, 100))
+    assert any("hard-wrapped at 100" in note for note in stats.notes)
+    events = [t for _, t in rows if "Got async event" in t]
+    assert len(events) == 3 and all("node201:" in t and "[net_ib.cc" not in t and t.endswith("work queue error")
+                                    for t in events)

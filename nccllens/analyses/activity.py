@@ -88,11 +88,14 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
     else:
         universe = set(range(seen or 0)) | {s.rank for s in status} or {0}  # no rank known: the main process
         others = sorted(universe - waiting - dead)
-        ranks = [0] if 0 in others else others
+        # the main process draws the bars (tqdm's and OpenMMLab's writer): when it waits too, a bar with no rank
+        # stopped with it, and no other rank is named by it
+        ranks = [0] if 0 in others else [] if 0 in waiting else others
         confidence = 0.65
-        if not ranks and _outlasted(busy, waits):
+        if not ranks and waiting == {0} and _outlasted(busy, waits):
             # the watchdog is a thread of its own: the main process (rank 0, tqdm's and OpenMMLab's bar writer) kept
-            # drawing a bar for longer than the collective's timeout while its own collective timed out
+            # drawing a bar for longer than the collective's timeout while its own collective timed out (when only
+            # its watchdog spoke: where other ranks timed out beside it, the bar stopped with the job)
             ranks, confidence = [0], 0.55
     if not ranks:
         return []  # busy, but nobody outside the waiting ranks to be it

@@ -30,6 +30,11 @@ def pasted(block: bytes) -> bool:
 def undo_paste(df: pl.DataFrame, block: bytes, stats: Notes) -> pl.DataFrame:
     """``df`` (the block's rows: ``line``, ``raw``) read as the program printed them; each undoing is noted."""
     raw = pl.col("raw")
+    width = wrap_width(block)
+    if width:
+        # the width was found on the rows as pasted: they are measured before anything else is undone (links, quote
+        # marks and indents change a row's length, not where the terminal cut it)
+        df = df.with_columns(raw.str.len_chars().alias(PASTED_WIDTH))
     if AUTOLINK_MARK in block:
         # a paste from an editor that turned "net_ib.cc:101" into a link ("[net_ib.cc:101](http://net_ib.cc:101/)":
         # .cc and .cu are web domains): read the link's text
@@ -48,14 +53,13 @@ def undo_paste(df: pl.DataFrame, block: bytes, stats: Notes) -> pl.DataFrame:
         # a log pasted indented as a whole (a code block inside a list item or a quote): read it from its own start
         stats.note(f"an indentation of {indent} characters on every line removed (an indented paste)")
         df = df.with_columns(raw.str.slice(indent))
-    width = wrap_width(block)
     if width and width > indent:
         # a paste from a terminal that hard-wrapped long lines at ``width`` columns (then indented, maybe): each
         # line rejoined with the pieces cut off it (the pieces' rows stay, as ``WRAPPED_PIECE``, so that line
         # numbers go on as in the file)
         stats.note(f"lines hard-wrapped at {width - indent} columns rejoined")
-        df = rejoin_wrapped(df, width - indent)
-    return df
+        df = rejoin_wrapped(df, width)
+    return df.drop(PASTED_WIDTH, strict=False)
 
 
 AUTOLINK_MARK = b"](http"
@@ -102,10 +106,12 @@ def wrap_width(block: bytes) -> int | None:
     if width < WRAP_MIN or count < 3 or count < WRAP_SHARE * len(lines):
         return None
     # each distinct line once: the same text printed twice (two ranks' copies of one message) is cut at the same
-    # column and ends alike by itself, which says nothing of a drawn box
+    # column and ends alike by itself, which says nothing of a drawn box; a box's right edge is a mark (``|``,
+    # ``+``, ``│``), never a letter, digit or blank, which is where cut text mostly ends (ranks' copies of one
+    # message behind different rank prefixes, a cut at a word's end)
     at = list(dict.fromkeys(line for line, n in zip(lines, lengths, strict=True) if n == width))
-    ends = Counter(line[-1:] for line in at)
-    if ends.most_common(1)[0][1] > len(at) // 2:
+    ends = Counter(line[-1:] for line in at if not line[-1:].isalnum() and not line[-1:].isspace())
+    if ends and ends.most_common(1)[0][1] > len(at) // 2:
         return None
     # the line after a cut one goes on mid-text; after a record that merely is that wide (fixed-width fields, a
     # progress bar as wide as the terminal) comes the next record, which starts the way records start: the way
@@ -123,17 +129,21 @@ def wrap_width(block: bytes) -> int | None:
     return width if alike <= len(nexts) // 2 else None
 
 
+PASTED_WIDTH = "_pasted_width"  # a row's length as pasted, before any undoing
 PADDING = "  "  # the end of a row padded to the terminal's width (a cut one ends in text, or one blank)
 WRAPPED_PIECE = "\x00"  # the text left on the row of a piece rejoined to the line above (a NUL: never a log's own)
 
 
 def rejoin_wrapped(df: pl.DataFrame, width: int) -> pl.DataFrame:
-    """Each row exactly ``width`` characters wide joined with the rows after it, up to the first narrower one;
-    those rows keep their line numbers and hold ``WRAPPED_PIECE``: record readers read across them."""
+    """Each row exactly ``width`` characters wide as pasted (``PASTED_WIDTH`` where other undoings changed it)
+    joined with the rows after it, up to the first narrower one; those rows keep their line numbers and hold
+    ``WRAPPED_PIECE``: record readers read across them."""
     raw = pl.col("raw")
+    if PASTED_WIDTH not in df.columns:
+        df = df.with_columns(raw.str.len_chars().alias(PASTED_WIDTH))
     # a row as wide as the terminal that ends in blanks was padded to the width (a copy of the screen keeps the
     # padding of lines that ended there), not cut: the next row is a line of its own
-    full = (raw.str.len_chars() == width) & ~raw.str.ends_with(PADDING)
+    full = (pl.col(PASTED_WIDTH) == width) & ~raw.str.ends_with(PADDING)
     cont = full.shift(1).fill_null(False) & ~_record_head(df, width)
     head = (~cont).cum_sum().alias("_head")
     joined = (df.with_columns(head).group_by("_head", maintain_order=True)
@@ -148,7 +158,7 @@ def _record_head(df: pl.DataFrame, width: int) -> pl.Expr:
     that merely is as wide as the terminal is followed by the next record, not by a piece of itself), where
     enough rows follow narrower ones to tell."""
     start = pl.col("raw").str.slice(0, START_CHARS).str.replace_all(r"\d", "0").str.strip_chars()
-    after_short = (pl.col("raw").str.len_chars() < width).shift(1).fill_null(False)
+    after_short = (pl.col(PASTED_WIDTH) < width).shift(1).fill_null(False)
     heads = df.select(start.filter(after_short & (start != "")).alias("s"))["s"]
     if heads.len() < HEADS_TO_TELL:
         return pl.lit(False)

@@ -294,10 +294,12 @@ def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContex
             ctx.cut_for_matching += 1
     numbers = [ln.line for ln in lines]
     in_order = all(a <= b for a, b in zip(numbers, numbers[1:], strict=False))  # survivors come in file order
-    claimed: set[int] = set()
+    # claims are per line and writer: a line two writers' output was glued into (a bar, then another rank's
+    # message) holds a record of each, and each is offered to every family
+    claimed: set[tuple[int, str]] = set()
     out: list[dict] = []
     for fam in load_families():
-        mine = [ln for ln, hit in zip(lines, masks[fam.name], strict=True) if hit and ln.line not in claimed]
+        mine = [ln for ln, hit in zip(lines, masks[fam.name], strict=True) if hit and (ln.line, ln.stream) not in claimed]
         if not mine:
             continue
         tracked = _Tracked(mine)
@@ -311,24 +313,27 @@ def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContex
                         "message": ctx_note, "file": ctx.path, "line": mine[0].line, "raw": ""})
         for event, current in produced:
             event.setdefault("family", fam.name)
-            source_line = by_line.get(event.get("line")) if event.get("line") is not None else current
+            at = event.get("line")
+            source_line = (current if current is not None and current.line == at else by_line.get(at)) \
+                if at is not None else current
             out.append(_fill_defaults(event, source_line))
-            if event.get("line") is not None:
-                claimed.add(event["line"])
+            anchor = source_line or current
+            stream = anchor.stream if anchor is not None else ""
+            if at is not None:
+                claimed.add((at, stream))
             last = event.pop("_last_line", None)
             first = event.pop("_first_line", None)
-            anchor = source_line or current
             if first is not None:
-                claimed.add(first)
+                claimed.add((first, stream))
             if last is not None and anchor is not None:
                 # the record's continuation lines (traceback frames, table fields) are part of this event
                 start = first if first is not None else (event.get("line") or anchor.line)
                 # only the lines between ``start`` and ``last``: scanning every survivor for every
                 # record made a file of many short tracebacks quadratic (2,000 of them: 2.6 s)
                 span = lines[bisect_right(numbers, start):bisect_right(numbers, last)] if in_order else lines
-                claimed.update(ln.line for ln in span if start < ln.line <= last and ln.stream == anchor.stream)
+                claimed.update((ln.line, ln.stream) for ln in span if start < ln.line <= last and ln.stream == stream)
     for ln, hit in zip(lines, masks["_rules"], strict=True):
-        if hit and ln.line not in claimed:
+        if hit and (ln.line, ln.stream) not in claimed:
             header, _ = split_header(ln.message, ctx.year)  # a line no parser knows keeps its header's level
             event = {"family": "other", "kind": "other.text", "message": ln.message,
                      "level": header.level if header else "info"}

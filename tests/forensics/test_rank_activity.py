@@ -509,3 +509,30 @@ def test_a_bar_that_outlasted_the_timeout_makes_the_main_process_the_straggler(t
     top = report.findings[0]
     assert (top.rule, top.category, list(top.ranks)) == ("AN-RANK-BUSY", "straggler", [0])
     assert "1126168/1426764" in top.title
+
+
+# fixtures/public/nanotron_rank0_grouping_texts_ranks2_3_allreduce_seq3_timeout: rank 0's bar with rank 2's watchdog
+# line glued after it (tqdm redraws without a newline), that record hard-wrapped by the terminal at 175 columns
+NANOTRON = Path(__file__).resolve().parents[2] / "fixtures/public/nanotron_rank0_grouping_texts_ranks2_3_allreduce_seq3_timeout"
+
+
+def test_a_line_two_writers_were_glued_into_gives_each_its_record(tmp_path):
+    report = _analyze(tmp_path, {"train.log": (NANOTRON / "train.log").read_text(encoding="utf-8")})
+    kinds = report.events.select("line", "kind", "rank").rows()
+    assert (1, "progress.bar", 0) in kinds and (1, "torch.watchdog_timeout", 2) in kinds
+    top = report.findings[0]
+    assert (top.rule, top.category, list(top.ranks)) == ("AN-RANK-BUSY", "straggler", [0])
+
+
+# fixtures/public/flagembedding_allgather_rank1_seq6206_vs_6207_size_mismatch: a training bar with no rank, glued
+# before rank 2's timeout, while ranks 0, 1 and 2 time out: the main process, the bars' writer, waits too, so the bar
+# stopped with it and names no busy rank; rank 1, one collective behind, is the story
+FLAGEMBEDDING = (Path(__file__).resolve().parents[2]
+                 / "fixtures/public/flagembedding_allgather_rank1_seq6206_vs_6207_size_mismatch")
+
+
+def test_a_bar_with_no_rank_while_the_main_process_waits_names_no_busy_rank(tmp_path):
+    report = _analyze(tmp_path, {"console.log": (FLAGEMBEDDING / "console.log").read_text(encoding="utf-8")})
+    assert "AN-RANK-BUSY" not in [f.rule for f in report.findings]
+    top = report.findings[0]
+    assert (top.category, list(top.ranks)) == ("rank_divergence", [1])
