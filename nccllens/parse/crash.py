@@ -30,6 +30,8 @@ PREFILTER = (
     r"|: line \d+: +\d+ (?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)\b"
     r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: \S"
     r"|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
+    # the shell's word right after a progress bar that never ended its line (``... 35.73s/it]Killed``)
+    r"|\](?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: +\(core dumped\))?\s*$"
 )
 
 NUMBERS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",

@@ -146,6 +146,10 @@ _MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9
                                 + r"|[A-Z][a-z]{2} (?:[A-Z][a-z]{2} )?[ \d]\d \d\d:")
 GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ]|\[\d+,\d+\]<(?:stdout|stderr)>:)")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
+# the shell's report of how a command died, printed right after a progress bar that never ended its line
+GLUED_SHELL = lazy_regex.compile(r"(?<=\])(?=(?:Segmentation fault|Bus error|Aborted|Illegal instruction|"
+                                 r"Floating point exception|Killed)(?: +\(core dumped\))?\s*$)")
+_SHELL_ENDS = ("Killed", "fault", "error", "Aborted", "instruction", "exception", "(core dumped)")
 GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
 # NCCL records that a terminal or a paste ran together: "... to 0. [0] NCCL INFO NCCL_IB_HCA set to ..."
 _GLUED_NCCL = lazy_regex.compile(r"(?<=\S) (?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN) )")
@@ -255,12 +259,15 @@ def strip(raw: str, leads: frozenset[str] = frozenset()) -> Prefixes:
 
 def split_glued(raw: str) -> list[str]:
     """Split lines where two ranks' output was glued together (``...16[rank0]: ...``, a bar then
-    ``[1,290]<stderr>:...`` of mpirun --tag-output), a traceback glued
-    after a progress bar, and NCCL records run together on one line (``... [0] NCCL INFO a. [0] NCCL INFO b``)."""
+    ``[1,290]<stderr>:...`` of mpirun --tag-output), a traceback or the shell's report of a fatal signal
+    (``...35.73s/it]Killed``) glued after a progress bar, and NCCL records run together on one line
+    (``... [0] NCCL INFO a. [0] NCCL INFO b``)."""
     if "Traceback (most recent call last):" in raw and not raw.lstrip().startswith("Traceback"):
         raw_parts = GLUED_TRACEBACK.split(raw)
         if len(raw_parts) > 1:
             return [q for part in raw_parts if part for q in split_glued(part)]
+    if raw.rstrip().endswith(_SHELL_ENDS) and (cut := GLUED_SHELL.search(raw)):
+        return [q for part in (raw[:cut.start()], raw[cut.start():]) for q in split_glued(part)]
     parts = [raw]
     if "[rank" in raw or "[default" in raw or "]<std" in raw:
         parts = [p for p in GLUED.split(raw) if p] or [raw]

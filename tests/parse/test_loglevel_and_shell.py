@@ -25,6 +25,20 @@ def test_the_shell_reporting_a_fatal_signal_is_a_crash_with_that_signal(tmp_path
     assert report.verdict.category == category
 
 
+# https://github.com/zai-org/ChatGLM-6B/issues/191: the shell's word right after a progress bar that never ended
+# its line, while the checkpoint was loaded into host memory
+CHATGLM_KILLED = ("Loading checkpoint shards:  50%|███████████████████████████████████████████████████████████████████▌"
+                  "                                                                   | 4/8 [02:10<02:22, 35.73s/it]Killed")
+
+
+def test_the_shells_killed_after_an_unended_progress_bar_is_a_suspected_oom_kill(tmp_path):
+    (tmp_path / "job.log").write_text(CHATGLM_KILLED + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule) == ("host_oom", "NL-JOB-050")
+    assert "dmesg" in top.remediation
+
+
 @pytest.mark.parametrize("line", ["[1]+  Done                    python train.py", "Terminated successfully",
                                   "The process was Terminated by the user"])
 def test_words_of_a_finished_job_or_prose_are_no_signal(tmp_path, line):
