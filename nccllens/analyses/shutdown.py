@@ -5,7 +5,8 @@ store when rank 0 exits first (``recvValue failed``, ``Connection reset by peer`
 process group not destroyed, a gloo pair closed by its peer. They happen after the work is done and
 change nothing: when the job finished (every torchrun agent that logged says its workers succeeded;
 DeepSpeed's launcher, HF or Lightning say training completed; nccl-tests printed its summary) and no worker failed, a finding whose every line comes after the
-finish of its file (or, by time, after the first finish) is demoted to context.
+finish of its file (or, by time, after the first finish) is demoted to context, and so is a setting that differs
+between nodes (which broke nothing in a job that finished).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ DONE = pl.col("kind").is_in(["progress.bench_done", "progress.finished"]) | (
     & pl.col("value").fill_null("").str.contains(r"SUCCEEDED|successfully finished"))
 KEEP = ("job_killed",)
 SLOW = ("straggler",)
+# a setting or version that differs between nodes: in a job that finished and failed nowhere it broke nothing (a
+# transport that differs is another matter: the job ran slower, AN-TRANSPORT-MISMATCH stays)
+HARMLESS_WHEN_FINISHED = ("AN-CONFIG-MISMATCH",)
 
 
 def _finish_points(events: pl.DataFrame) -> tuple[dict[str, int], object] | None:
@@ -47,6 +51,10 @@ def quiet_after_finish(findings: list[Finding], events: pl.DataFrame, status: li
         return
     first_line, first_ts = points
     finish = set(events.filter(DONE).select(pl.col("file").cast(pl.String), "line").iter_rows())
+    for f in findings:
+        if f.rule in HARMLESS_WHEN_FINISHED and f.severity != "info":
+            f.severity, f.role = "info", "context"
+            f.confidence = round(min(f.confidence, 0.3), 2)
     for f in findings:
         if f.severity not in ("critical", "error") or f.category in KEEP or not f.evidence:
             continue

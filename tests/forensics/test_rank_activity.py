@@ -536,3 +536,16 @@ def test_a_bar_with_no_rank_while_the_main_process_waits_names_no_busy_rank(tmp_
     assert "AN-RANK-BUSY" not in [f.rule for f in report.findings]
     top = report.findings[0]
     assert (top.category, list(top.ranks)) == ("rank_divergence", [1])
+
+
+# fixtures/public/nccltests_2node_cxi_ofi_plugin_symbol_warnings_healthy: a two-node nccl-tests run that finished
+# ("Out of bounds values : 0 OK", every communicator destroyed); NCCL printed one NCCL_CROSS_NIC line on one node
+# only (the paste was cut): a setting that differs between the nodes of a job that finished broke nothing
+CXI_HEALTHY = Path(__file__).resolve().parents[2] / "fixtures/public/nccltests_2node_cxi_ofi_plugin_symbol_warnings_healthy"
+
+
+def test_a_setting_that_differs_between_nodes_of_a_finished_job_is_context(tmp_path):
+    report = _analyze(tmp_path, {"nccl_tests.log": (CXI_HEALTHY / "nccl_tests.log").read_text(encoding="utf-8")})
+    assert report.verdict.category == "none"
+    mismatch = [f for f in report.findings if f.rule == "AN-CONFIG-MISMATCH"]
+    assert mismatch and all((f.severity, f.role) == ("info", "context") for f in mismatch)
