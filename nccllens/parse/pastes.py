@@ -82,8 +82,9 @@ WRAP_SAMPLE = 1 << 14  # bytes of a block looked at for a wrap width (a paste fr
 WRAP_MIN = 60  # a terminal narrower than this is not one people paste from
 WRAP_SHARE = 0.05  # of the sample's lines, at least, exactly as wide as the terminal
 START_CHARS = 12  # how a line starts (digits aside): a record's header, or text cut anywhere
+FIXED_PROBE = 16  # full rows looked at first for records of one fixed width
 HEADS_TO_TELL = 3  # lines after narrower ones, at least, for their starts to say how this log's records start
-_DIGIT = re.compile(rb"\d")
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")  # how a line starts, digits aside
 
 
 def wrap_width(block: bytes) -> int | None:
@@ -117,15 +118,33 @@ def wrap_width(block: bytes) -> int | None:
     # progress bar as wide as the terminal) comes the next record, which starts the way records start: the way
     # lines after narrower ones start, where there are enough of those to tell (a short paste repeats its cut
     # records, so their pieces' starts repeat too), else the way many lines start
-    starts = [_DIGIT.sub(b"0", line[:START_CHARS]).strip() for line in lines]
-    nexts = [starts[i + 1] for i, n in enumerate(lengths[:-1]) if n == width]
-    after_short = [starts[i + 1] for i, n in enumerate(lengths[:-1]) if n < width]
+    def start(i: int) -> bytes:
+        return lines[i][:START_CHARS].translate(_DIGITS_TO_ZERO).strip()
+
+    # fixed-width records (dense NCCL lines of one shape): the rows after full rows start the way full rows that
+    # follow a narrower one (or open the sample: record heads) start; a few of them tell, and most logs stop here
+    full = [i for i, n in enumerate(lengths[:-1]) if n == width]
+    own = {start(i) for i in full[:FIXED_PROBE] if i == 0 or lengths[i - 1] < width}
+    probe = [start(i + 1) for i in full[:FIXED_PROBE]]
+    if own and sum(1 for s in probe if s in own) > len(probe) // 2:
+        return None
+    nexts = [start(i + 1) for i in full]
+    after_short = [i + 1 for i, n in enumerate(lengths[:-1]) if n < width]
     if len(after_short) >= HEADS_TO_TELL:
-        heads = {starts[0], *after_short}
-        alike = sum(1 for start in nexts if not start or start in heads)
+        # the heads are read only until every start that follows a full row is among them (records that repeat,
+        # the common case, stop this early)
+        heads = {start(0)}
+        missing = {s for s in nexts if s} - heads
+        for i in after_short:
+            if not missing:
+                break
+            head = start(i)
+            heads.add(head)
+            missing.discard(head)
+        alike = sum(1 for s in nexts if not s or s in heads)
     else:
-        common = Counter(starts)
-        alike = sum(1 for start in nexts if not start or common[start] >= 3)
+        common = Counter(start(i) for i in range(len(lines)))
+        alike = sum(1 for s in nexts if not s or common[s] >= 3)
     return width if alike <= len(nexts) // 2 else None
 
 
