@@ -23,6 +23,7 @@ FAMILY = "slurm"
 PREFILTER = (
     r"slurmstepd(?:-[\w.-]+)?: |Detected \d+ oom[-_]kill events?(?:\(s\))? in "
     r"|^\s*srun: (?:error: |Job step aborted|forcing job termination|Force Terminated|Terminating )"
+    r"|^\s*(?:salloc|sbatch): error: Node failure on "
     r"|Caught signal SIG[A-Z0-9]+ on \S+: this job is |Job has timed out\. Ran \d+ minutes|Job not requeued because: timed-out"
 )
 
@@ -46,6 +47,8 @@ _SUBMITIT = lazy_regex.compile(r"Caught signal (?P<sig>SIG[A-Z0-9]+) on (?P<host
 # its time-limit handler: "Job has timed out. Ran 240 minutes out of requested 240 minutes.", and when the job
 # cannot be resubmitted: "Job not requeued because: timed-out and not checkpointable."
 _SUBMITIT_TIMEOUT = lazy_regex.compile(r"Job has timed out\. Ran \d+ minutes|Job not requeued because: timed-out")
+# srun's and salloc's report of the node slurmctld lost (the failed node, not the printer's own)
+_NODE_FAILURE = lazy_regex.compile(r"^(?:srun|salloc|sbatch): error: Node failure on (?P<node>[\w.-]+)")
 _STEP_ID = lazy_regex.compile(r"(?:StepId=|job step |job )(?P<id>\d+(?:\.\w+)?)")
 
 
@@ -120,6 +123,9 @@ def _srun(body: str) -> dict | None:
         else:
             event["signal"] = SIGNAL_BY_DESCRIPTION.get(status.lower())
         return event
+    m = _NODE_FAILURE.search(body)
+    if m:
+        return {"kind": "slurm.node_fail", "peer": m["node"], "value": "NODE FAILURE", "level": "error"}
     m = _SRUN.search(body)
     if not m:
         return None
@@ -145,7 +151,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         try:
             body = line.message.strip()
-            event = _srun(body) if body.startswith("srun: ") else _stepd(body) or _oom_alone(body) or _submitit(body)
+            event = _srun(body) if body.startswith(("srun: ", "salloc: ", "sbatch: ")) else _stepd(body) or _oom_alone(body) or _submitit(body)
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
             continue
         if event is None:

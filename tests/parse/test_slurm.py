@@ -171,3 +171,11 @@ def test_the_accounting_memory_kill_is_an_oom_kill_and_its_at_some_point_warning
                         "slurmstepd: error: Exceeded job memory limit at some point.")
     assert (kill["kind"], kill["host"], kill["key"], kill["signal"]) == ("slurm.oom_kill", "dback-c11-n01", "848444", "SIGKILL")
     assert warning["kind"] == "slurm.memory_warning" and warning["level"] == "warning"
+
+
+def test_the_node_srun_or_salloc_reports_as_failed_is_the_peer_not_the_printer():
+    # real: https://github.com/huggingface/m4-logs (an 8-node job's logbook) and https://github.com/nebius/soperator/issues/854
+    srun, salloc = run("srun: error: Node failure on jean-zay-iam37\nsalloc: error: Node failure on worker-1")
+    assert (srun["kind"], srun["peer"], srun["level"]) == ("slurm.node_fail", "jean-zay-iam37", "error")
+    assert (salloc["kind"], salloc["peer"]) == ("slurm.node_fail", "worker-1")
+    assert "host" not in srun  # printed by srun on the batch host, not by the node that failed
