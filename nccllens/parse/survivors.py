@@ -316,11 +316,11 @@ def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContex
             at = event.get("line")
             source_line = (current if current is not None and current.line == at else by_line.get(at)) \
                 if at is not None else current
-            out.append(_fill_defaults(event, source_line))
+            out.append(_fill_defaults(event, source_line))  # an event without a line gets its source line's
             anchor = source_line or current
             stream = anchor.stream if anchor is not None else ""
-            if at is not None:
-                claimed.add((at, stream))
+            if event.get("line") is not None:
+                claimed.add((event["line"], stream))
             last = event.pop("_last_line", None)
             first = event.pop("_first_line", None)
             if first is not None:

@@ -163,3 +163,13 @@ def test_the_interpreter_failing_while_it_shuts_down_is_no_crash_of_the_run(tmp_
     report = nccllens.analyze(str(tmp_path))
     assert "cpp.signal" not in report.events["kind"].to_list()
     assert report.verdict.category == "unknown" and not report.findings  # no crash named; no finish shown either
+
+
+def test_a_line_a_parser_reads_is_not_also_an_unclaimed_line(tmp_path):
+    # real (https://github.com/InternLM/xtuner/issues/792): ProcessGroupNCCL's watchdog status line, which the torch
+    # family reads; the claim it makes holds for the line even though its event names no line of its own
+    line = ("[rank1]:[E626 11:57:18.469226529 ProcessGroupNCCL.cpp:1587] [PG 0 (default_pg) Rank 1] Exception (either an "
+            "error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.")
+    (tmp_path / "job.log").write_text(line + "\n")
+    kinds = nccllens.analyze(str(tmp_path)).events["kind"].cast(str).to_list()
+    assert "torch.pg_status" in kinds and "other.text" not in kinds
