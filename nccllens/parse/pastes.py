@@ -82,6 +82,7 @@ WRAP_SAMPLE = 1 << 14  # bytes of a block looked at for a wrap width (a paste fr
 WRAP_MIN = 60  # a terminal narrower than this is not one people paste from
 WRAP_SHARE = 0.05  # of the sample's lines, at least, exactly as wide as the terminal
 START_CHARS = 12  # how a line starts (digits aside): a record's header, or text cut anywhere
+DISTINCT_ENDS = 3  # distinct full-width rows, at least, for their ends to tell cut text from a box's edge
 FIXED_PROBE = 16  # full rows looked at first for records of one fixed width
 HEADS_TO_TELL = 3  # lines after narrower ones, at least, for their starts to say how this log's records start
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")  # how a line starts, digits aside
@@ -111,7 +112,9 @@ def wrap_width(block: bytes) -> int | None:
     # ``+``, ``│``), never a letter, digit or blank, which is where cut text mostly ends (ranks' copies of one
     # message behind different rank prefixes, a cut at a word's end)
     at = list(dict.fromkeys(line for line, n in zip(lines, lengths, strict=True) if n == width))
-    ends = Counter(line[-1:] for line in at if not line[-1:].isalnum() and not line[-1:].isspace())
+    # (with fewer than three distinct rows their ends say nothing either way: every end counts, as for a box)
+    ends = Counter(line[-1:] for line in at
+                   if len(at) < DISTINCT_ENDS or not line[-1:].isalnum() and not line[-1:].isspace())
     if ends and ends.most_common(1)[0][1] > len(at) // 2:
         return None
     # the line after a cut one goes on mid-text; after a record that merely is that wide (fixed-width fields, a
