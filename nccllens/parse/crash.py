@@ -22,16 +22,18 @@ from collections.abc import Iterator
 
 from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
+from nccllens.parse.prefixes import SHELL_DEATHS
+
+_DEATHS = "|".join(SHELL_DEATHS)
 
 FAMILY = "crash"  # the family column of its events is "cpp" (C++-side failures)
 PREFILTER = (
-    r"^(?:\[\d+\][+-]? +)?(?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed"
-    r"|Terminated|Hangup)(?: +\(core dumped\))?(?:\s*$| {2,}\S)"
-    r"|: line \d+: +\d+ (?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)\b"
+    r"^(?:\[\d+\][+-]? +)?(?:" + _DEATHS + r"|Terminated|Hangup)(?: +\(core dumped\))?(?:\s*$| {2,}\S)"
+    r"|: line \d+: +\d+ (?:" + _DEATHS + r")\b"
     r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: \S"
     r"|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
     # the shell's word right after a progress bar that never ended its line (``... 35.73s/it]Killed``)
-    r"|\](?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)(?: +\(core dumped\))?\s*$"
+    r"|\](?:" + _DEATHS + r")(?: +\(core dumped\))?\s*$"
 )
 
 NUMBERS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
@@ -51,8 +53,7 @@ _MPI = lazy_regex.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d
 # bash's words for a child's fatal signal (``strsignal``), alone, in a script's job report ``line N: PID <word>
 # command`` or in job control's ``[1]+  Killed                  nohup python train.py`` (a background run);
 # "Terminated" and "Hangup" only alone or in job control (a script's report of them is the harness family's)
-_SHELL = lazy_regex.compile(r"^(?:.*: line \d+: +\d+ |\[\d+\][+-]? +)?(?P<what>Segmentation fault|Bus error|Aborted|"
-                    r"Illegal instruction|Floating point exception|Killed)(?: +\(core dumped\))?(?:\s|$)"
+_SHELL = lazy_regex.compile(r"^(?:.*: line \d+: +\d+ |\[\d+\][+-]? +)?(?P<what>" + _DEATHS + r")(?: +\(core dumped\))?(?:\s|$)"
                     r"|^(?:\[\d+\][+-]? +)?(?P<stop>Terminated|Hangup)(?:\s*$| {2,}\S)")
 _FRAME = lazy_regex.compile(r"^\s*(?:\d+\s+0x[0-9a-f]+\s+|@\s+0x[0-9a-f]+\s+(?:\d+\s+)?|\[[\w.-]+:\d+\] \[\s*\d+\] \S+\()"
                     r"(?P<func>[A-Za-z_][\w:]*)")

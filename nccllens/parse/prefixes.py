@@ -146,10 +146,11 @@ _MAY_START = lazy_regex.compile(r"[\d\[(\s]|Rank \d|[A-Za-z_][\w.-]*@|[A-Za-z0-9
                                 + r"|[A-Z][a-z]{2} (?:[A-Z][a-z]{2} )?[ \d]\d \d\d:")
 GLUED = lazy_regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\][: ]|\[\d+,\d+\]<(?:stdout|stderr)>:)")
 # a traceback printed right after a progress bar that ended without a newline (tqdm's last redraw)
-# the shell's report of how a command died, printed right after a progress bar that never ended its line
-GLUED_SHELL = lazy_regex.compile(r"(?<=\])(?=(?:Segmentation fault|Bus error|Aborted|Illegal instruction|"
-                                 r"Floating point exception|Killed)(?: +\(core dumped\))?\s*$)")
-_SHELL_ENDS = ("Killed", "fault", "error", "Aborted", "instruction", "exception", "(core dumped)")
+# bash's words for a child's fatal signal (``strsignal``), as it reports how a command died
+SHELL_DEATHS = ("Segmentation fault", "Bus error", "Aborted", "Illegal instruction", "Floating point exception", "Killed")
+# that report printed right after a progress bar that never ended its line
+GLUED_SHELL = lazy_regex.compile(r"(?<=\])(?=(?:" + "|".join(SHELL_DEATHS) + r")(?: +\(core dumped\))?\s*$)")
+_SHELL_ENDS = (*(w.rsplit(" ", 1)[-1] for w in SHELL_DEATHS), "(core dumped)")  # the last words such a line ends in
 GLUED_TRACEBACK = lazy_regex.compile(r"(?<=[\]|%])(?=Traceback \(most recent call last\):)")
 # NCCL records that a terminal or a paste ran together: "... to 0. [0] NCCL INFO NCCL_IB_HCA set to ..."
 _GLUED_NCCL = lazy_regex.compile(r"(?<=\S) (?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN) )")

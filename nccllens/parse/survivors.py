@@ -314,8 +314,8 @@ def parse_lines(lines: list[Line], masks: dict[str, list[bool]], ctx: FileContex
         for event, current in produced:
             event.setdefault("family", fam.name)
             at = event.get("line")
-            source_line = (current if current is not None and current.line == at else by_line.get(at)) \
-                if at is not None else current
+            # the line the parser was reading, unless the event names another (a glued line's parts share a number)
+            source_line = current if at is None or (current is not None and current.line == at) else by_line.get(at)
             out.append(_fill_defaults(event, source_line))  # an event without a line gets its source line's
             anchor = source_line or current
             stream = anchor.stream if anchor is not None else ""
