@@ -33,14 +33,16 @@ class _Index:
 
 
 def _branches(pattern: str) -> list[str]:
-    """Top-level branches; a rule group's ``(?:(?i:...))`` wrapper is dropped so its flags show."""
+    """Top-level branches; a branch that is one whole ``(?:...)`` group is its own branches (a rule group's
+    ``(?:A|(?i:B))`` is A and (?i:B), so that each branch's literals and flags show)."""
     if FLAGS.match(pattern):
         return [pattern]
     out = []
     for b in top_branches(pattern):
-        while b.startswith("(?:(?") and closes_at_end(b) and closes_at_end(b[3:-1]):
-            b = b[3:-1]
-        out.append(b)
+        if b.startswith("(?:") and closes_at_end(b):
+            out += _branches(b[3:-1])
+        else:
+            out.append(b)
     return out
 
 
