@@ -173,3 +173,30 @@ def test_a_line_a_parser_reads_is_not_also_an_unclaimed_line(tmp_path):
     (tmp_path / "job.log").write_text(line + "\n")
     kinds = nccllens.analyze(str(tmp_path)).events["kind"].cast(str).to_list()
     assert "torch.pg_status" in kinds and "other.text" not in kinds
+
+
+@pytest.mark.parametrize("line", [
+    # real: https://github.com/Bihan/dstack-configs/blob/136d6ade6f904d3096ed5b393128e8c25b2b39b2/verl_demo.log
+    # (Ray's job CLI after a 2-node verl run)
+    "Job 'raysubmit_T3JpUGHRiC9U18UE' succeeded",
+    # synthetic: Megatron-LM's print_datetime('after training is done'), '[' + string + '] datetime: {} '
+    "[after training is done] datetime: 2024-04-09 19:15:44 ",
+    # synthetic: LSF's job report for a job that exited 0
+    "Successfully completed.",
+])
+def test_a_job_systems_success_line_is_evidence_the_job_finished(tmp_path, line):
+    (tmp_path / "job.out").write_text(f"{line}\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert "progress.finished" in report.events["kind"].to_list()
+    assert report.verdict.category == "none"
+
+
+@pytest.mark.parametrize("line", [
+    "Job 'raysubmit_T3JpUGHRiC9U18UE' failed",  # Ray's job CLI for a failed job
+    "Exited with exit code 1.",  # LSF's job report for a failed job
+    "Successfully completed. Now saving",  # not the report's line on its own
+])
+def test_a_failed_jobs_report_is_no_evidence_it_finished(tmp_path, line):
+    (tmp_path / "job.out").write_text(f"{line}\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert "progress.finished" not in report.events["kind"].to_list()
