@@ -44,11 +44,12 @@ from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "progress"
 # the job's own last word: launchers' and trainers' success lines (DeepSpeed's launcher per process, HF Trainer,
-# Lightning, NeMo, Megatron's "[after training is done] datetime: ..."), the job systems' (Ray's job CLI "Job
-# 'raysubmit_...' succeeded", LSF's job report "Successfully completed."), and a script's bare "training finished"
-# ending the line (so "training finished with errors" or "training finished step 3" is not one)
+# Lightning, NeMo), the job systems' (Ray's job CLI "Job 'raysubmit_...' succeeded", LSF's job report "Successfully
+# completed."), and a script's bare "training finished" ending the line (so "training finished with errors" or
+# "training finished step 3" is not one). Not Megatron's "[after training is done]": it comes before the final
+# checkpoint save and evaluation, where a job can still fail.
 _FINISHED = (r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
-             r"|\[after training is done\] datetime: |^Job '[\w-]+' succeeded\s*$|^Successfully completed\.\s*$"
+             r"|^Job '[\w-]+' succeeded\s*$|^Successfully completed\.\s*$"
              r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished [Tt]raining\b")
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\d task/s, elapsed: \d+s|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
