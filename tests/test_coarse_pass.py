@@ -133,3 +133,16 @@ def test_masks_equal_searching_every_whole_pattern(messages):
         regexes = [re.compile(p) for p in patterns]
         want = [any(r.search(m) for r in regexes) for m in messages]
         assert got[name] == want, name
+
+
+def test_a_group_of_branches_is_read_branch_by_branch():
+    # a rule group's shape: one non-capturing group of a case-sensitive branch and a (?i:...) one; each branch
+    # waits for its own literal instead of being tried on every message
+    from nccllens.parse.masks import index
+
+    pattern = r"(?:Got completion (?:from peer \S+ )?with error 12,|(?i:transport retry count(?:er)? exceeded))"
+    targets = (("ib", (pattern,)),)
+    assert not index(targets).always
+    messages = ["NET/IB : Got completion from peer 10.0.0.2<5> with error 12, opcode 0, len 0",
+                "ibv_poll_cq: Transport Retry Counter Exceeded", "NCCL INFO Channel 00 : 0 1"]
+    assert masks(messages, targets)["ib"] == [True, True, False]
