@@ -21,7 +21,8 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
   ``Loading checkpoint shards 3/8``): ``key`` = what, ``seq`` = items done, ``value`` = percent (100 when
   the line says done), ``detail`` = ``n/total``.
 - ``progress.finished``: the job says it finished (DeepSpeed's ``Process 123 exits successfully.``, HF's
-  ``Training completed. ``, Lightning's ```Trainer.fit` stopped: ``).
+  ``Training completed. ``, Lightning's ```Trainer.fit` stopped: ``, Ray's job CLI ``Job 'raysubmit_…' succeeded``,
+  LSF's ``Successfully completed.``).
 - ``progress.bench_start`` / ``progress.bench_table`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests'
   ``# nThread 1 nGpus 2 minBytes …`` banner (its ``#`` often lost in a paste) and ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
