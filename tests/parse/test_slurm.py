@@ -179,3 +179,19 @@ def test_the_node_srun_or_salloc_reports_as_failed_is_the_peer_not_the_printer()
     assert (srun["kind"], srun["peer"], srun["level"]) == ("slurm.node_fail", "jean-zay-iam37", "error")
     assert (salloc["kind"], salloc["peer"]) == ("slurm.node_fail", "worker-1")
     assert "host" not in srun  # printed by srun on the batch host, not by the node that failed
+
+
+def test_a_program_slurm_could_not_start_is_the_cause_not_the_step_cancellation(tmp_path):
+    # real: https://github.com/huggingface/accelerate/issues/2192 (accelerate not on the step's PATH, 2 nodes)
+    (tmp_path / "job.err").write_text(
+        "slurmstepd: error: execve(): accelerate: No such file or directory\n"
+        "srun: error: cdr2601: task 1: Exited with exit code 2\n"
+        "srun: Terminating StepId=19389846.0\n"
+        "slurmstepd: error: *** STEP 19389846.0 ON cdr2550 CANCELLED AT 2023-11-27T16:36:09 ***\n"
+        "srun: error: cdr2550: task 0: Terminated\n")
+    import nccllens
+
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "application_error"
+    assert report.findings[0].rule == "NL-JOB-051"
+    assert "execve" in report.findings[0].title
