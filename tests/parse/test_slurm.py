@@ -12,6 +12,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import nccllens
 from nccllens.parse import slurm
 from nccllens.parse.base import FileContext, Line
 
@@ -189,8 +190,6 @@ def test_a_program_slurm_could_not_start_is_the_cause_not_the_step_cancellation(
         "srun: Terminating StepId=19389846.0\n"
         "slurmstepd: error: *** STEP 19389846.0 ON cdr2550 CANCELLED AT 2023-11-27T16:36:09 ***\n"
         "srun: error: cdr2550: task 0: Terminated\n")
-    import nccllens
-
     report = nccllens.analyze(str(tmp_path))
     assert report.verdict.category == "application_error"
     assert report.findings[0].rule == "NL-JOB-051"
