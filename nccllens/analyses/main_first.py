@@ -6,7 +6,9 @@ alone (tokenising, mapping, downloading) while every other process waits in ``di
 process joins the barrier only when its work is done. A traceback of a waiting process that ends in that
 barrier (a store or collective timeout, a reset connection) therefore says where the job stood: the main
 process was still at its work (a straggler), or it was gone (its peers lost it). The culprit is the main
-process, not the ranks that printed the traceback.
+process, not the ranks that printed the traceback. A traceback cut short (a paste that stops a frame or two in)
+counts where its last frames were entering such a block (``with ...main_process_first(...)`` into the context
+manager's ``__enter__``: a waiting process's barrier is all that runs there).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from nccllens.analyses.common import hosts_of, make_finding, rank_list
 from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
-_WAIT_FRAME = r"\bin (?:local_)?main_process_first\b"
-_LOCAL_FRAME = r"\bin local_main_process_first\b"
+_WAIT_FRAME = r"\bin (?:local_)?main_process_first\b|(?m)^entering: (?:local_)?main_process_first$"
+_LOCAL_FRAME = r"\bin local_main_process_first\b|(?m)^entering: local_main_process_first$"
 
 
 def _main_rank(local: bool, hosts: list[str], rank_hosts: dict[int, str]) -> int | None:

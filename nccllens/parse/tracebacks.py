@@ -18,14 +18,18 @@ MAX_TRACEBACK_LINES = 200
 MAX_EXCEPTION_TEXT_LINES = 60
 KEPT_FRAMES = 3
 KEPT_CPP_FRAMES = 6
-# notes a traceback event's detail carries after its frames: C++ frames, the chain's first exception (both
-# written by ``Traceback.detail``), where a cut traceback's exception was read from (``cut_tracebacks``)
-DETAIL_NOTES = ("C++: ", "first: ", "cut: ")
+# notes a traceback event's detail carries after its frames: C++ frames, the chain's first exception, the context
+# manager being entered (all written by ``Traceback.detail``), where a cut traceback's exception was read from
+# (``cut_tracebacks``)
+DETAIL_NOTES = ("C++: ", "first: ", "entering: ", "cut: ")
 
 # a wrapper that re-raises another process's exception and prints its traceback after its own line
 # (DataLoader's "Caught X in DataLoader worker process N.", multiprocessing's spawn errors)
 _ORIGINAL = lazy_regex.compile(r"^\s*Original Traceback \(most recent call last\):")
 _FRAME = lazy_regex.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
+# a frame's source line that opens a ``with`` block on a call (``with args.main_process_first(desc=...):``): where the
+# next frame is a context manager's ``__enter__``, that call's generator is what the frame was entering
+_WITH_CALL = lazy_regex.compile(r"^\s*(?:async\s+)?with\s+(?:[\w.()\[\]]+\.)?(?P<name>[A-Za-z_]\w*)\(")
 # Ray names the exception its task raised in brackets after its own: RayTaskError(ValueError): ...
 _EXC = lazy_regex.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?:\((?P<inner>[A-Za-z_][\w.]*)\))?"
                           r"(?::(?: (?P<text>.*))?)?$")
@@ -49,6 +53,7 @@ class Traceback:
     frames: list[str] = field(default_factory=list)  # "file:line in func", last segment only
     cpp: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)  # every exception line of the chain
+    entering: str | None = None  # the context manager (by its function's name) the last frames were entering
     consumed: int = 0  # how many of the given lines belong to the traceback
 
     @property
@@ -63,6 +68,8 @@ class Traceback:
             parts.append("C++: " + " < ".join(self.cpp[:KEPT_CPP_FRAMES]))
         if self.first and self.first != self.message:
             parts.append("first: " + self.first)
+        if self.entering:
+            parts.append("entering: " + self.entering)
         return "\n".join(parts) or None
 
 
@@ -109,6 +116,7 @@ def fold_traceback(texts: list[str]) -> Traceback:
     """
     tb = Traceback()
     frames: list[str] = []
+    opened = None  # the call the last frame's source line opens a ``with`` block on
     i, n = 0, len(texts)
     while i < n:
         text = texts[i].rstrip()
@@ -116,6 +124,10 @@ def fold_traceback(texts: list[str]) -> Traceback:
         if frame:
             func = (frame["func"] or "?").strip()
             frames.append(f"{short_path(frame['file'])}:{frame['line']} in {func}")
+            if func == "__enter__" and opened:
+                tb.entering = opened
+            with_call = _WITH_CALL.match(texts[i + 1]) if i + 1 < n else None
+            opened = with_call["name"] if with_call else None
             i += 1
             continue
         # before any frame, only the line right after the header (a traceback cut to its last line, as
@@ -164,7 +176,7 @@ def fold_traceback(texts: list[str]) -> Traceback:
         if not chained:
             tb.consumed = i
             return tb
-        frames = []
+        frames, opened, tb.entering = [], None, None
         while i < n and not TRACEBACK_HEAD.match(texts[i]):
             i += 1
         i += 1

@@ -41,6 +41,16 @@ def test_a_traceback_that_stops_in_main_process_first_blames_the_main_process(tm
     assert "main_process_first" in top.summary
 
 
+def test_a_traceback_cut_while_entering_main_process_first_blames_the_main_process(tmp_path):
+    # https://github.com/hiyouga/LlamaFactory/issues/360 (the paste stops two frames into the wait): rank 0 was
+    # still tokenising (88% after 29:55) when the waiting rank's barrier failed
+    case = PUBLIC / "llamafactory_rank0_tokenize_30min_main_process_first_barrier_timeout"
+    (tmp_path / "train.log").write_bytes((case / "train.log").read_bytes())
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (report.verdict.category, top.rule, top.ranks) == ("straggler", "AN-MAIN-FIRST-WAIT", [0])
+
+
 def test_the_node_named_past_the_300th_character_of_an_error_record_is_the_culprit(tmp_path):
     # https://github.com/vllm-project/vllm/issues/15102: vLLM's logger prints Ray's OOM record; the node's IP is
     # early in the line, the usage and threshold the rule reads come after character 300

@@ -59,8 +59,9 @@ def test_a_native_crash_report_with_sigbus_is_shm_exhaustion_on_the_host_it_name
 
 
 def test_a_traceback_cut_before_its_exception_rules_out_no_failure(tmp_path):
-    # fixtures/public/llamafactory_hostfile_store_reset_rank0: the paste ends inside the traceback
-    report = analyze(tmp_path, lines_of("llamafactory_hostfile_store_reset_rank0", "gpu003.log"))
+    # fixtures/public/llamafactory_hostfile_store_reset_rank0, its first 12 lines: the paste ends inside the
+    # traceback, before the frame that says where the rank was waiting
+    report = analyze(tmp_path, lines_of("llamafactory_hostfile_store_reset_rank0", "gpu003.log", 0, 12))
     assert report.verdict.category == "unknown"
     assert "cut before its exception" in report.verdict.summary
 

@@ -315,3 +315,29 @@ def test_an_ignored_exception_with_its_traceback_takes_the_whole_traceback():
                '  File "/usr/lib/python3/site-packages/tqdm/_tqdm.py", line 931, in __del__\n'
                "    self.close()\nRuntimeError: cannot join current thread")
     assert e["kind"] == "python.ignored_exception" and e["exc_type"] == "RuntimeError"
+
+
+def test_a_traceback_cut_inside_a_with_blocks_enter_names_the_context_being_entered():
+    # https://github.com/huggingface/trl/issues/1902 (cut where the paste stops): a waiting rank inside
+    # accelerate's local_main_process_first; a whole traceback that raises in a with-block's body names none
+    cut = "\n".join([
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/home/djl/.conda/envs/dpo/lib/python3.11/site-packages/trl/trainer/dpo_trainer.py",'
+        " line 527, in __init__",
+        "[rank1]:     with PartialState().local_main_process_first():",
+        '[rank1]:   File "/home/djl/.conda/envs/dpo/lib/python3.11/contextlib.py", line 137, in __enter__',
+        "[rank1]:     return next(self.gen)",
+    ])
+    (event,) = run(cut)
+    assert event["exc_type"] is None
+    assert event["detail"].split("\n")[-1] == "entering: local_main_process_first"
+    body = "\n".join([
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/job/train.py", line 10, in main',
+        "[rank0]:     with torch.no_grad():",
+        '[rank0]:   File "/job/train.py", line 11, in main',
+        "[rank0]:     loss = model(batch)",
+        "[rank0]: KeyError: 'labels'",
+    ])
+    (event,) = run(body)
+    assert "entering: " not in event["detail"]
