@@ -36,6 +36,7 @@ from nccllens.repeats import collapse
 from nccllens.report.model import InputFile
 
 SMALL = 4 << 20  # files up to this size are batched (per-call regex and automaton set-up is paid per batch)
+HEAD_BYTES = 16 << 10  # of each batched file, kept for what its first lines say of it (``file_facts``)
 
 
 def _clean(data: bytes, info: InputFile) -> bytes:
@@ -69,7 +70,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         if data is None or kind != "log" or skip:
             results[i] = extract_source_tables(src, pattern, rule_pattern)
             continue
-        hints = hints_of[i] = hints_for(src.path)
+        hints = hints_of[i] = hints_for(src.scoped)
         info = InputFile(path=src.path, kind="log", host=hints.host, rank=hints.rank)
         batch.append((i, data, info))
     data = None  # the loop's last file: its text lives on in ``batch`` only, which lets it go below
@@ -77,6 +78,9 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         # plain UTF-8 files (the usual case) go straight to the coarse pass; otherwise clean them first
         cand = None if pattern.unfiltered else candidate_lines_many([d for _, d, _ in batch], 1, pattern.keys,
                                                                     ReadStats(), pattern.dense, pattern.engine)
+        # each file's first lines, kept past its text: a file none of whose lines survives still names its host in
+        # a prompt or header, and which lines survive depends on the engine (exact) or the literals (plain path)
+        heads = [d[:HEAD_BYTES] for _, d, _ in batch]
         if cand is None:
             batch = [(i, _clean(data, info), info) for i, data, info in batch]
         else:  # the candidates hold all that is needed of the files: let their text go
@@ -103,6 +107,10 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         with_survivors = sorted(kept["owner"].unique().to_list())
         facts = facts_of_files(big["raw"], [(row_starts[k], row_starts[k + 1]) for k in with_survivors])
         hints_k = {k: with_facts(hints_of[batch[k][0]], f) for k, f in zip(with_survivors, facts, strict=True)}
+        quiet = {k: hints_of[i] for k, (i, _, _) in enumerate(batch) if k not in hints_k and heads[k]}
+        for k, hints in quiet.items():
+            head = frame(heads[k][:heads[k].rfind(b"\n") + 1] or heads[k], 1, ReadStats())["raw"]
+            quiet[k] = with_facts(hints, facts_of_files(head, [(0, head.len())])[0])
         kept, regular = nccl_frame.split(kept, "owner", pl.DataFrame(
             [(k, h.wrap) for k, h in hints_k.items() if h.wrap is not None], schema={"owner": kept["owner"].dtype,
                                                                                     "wrap": pl.UInt32}, orient="row"),
@@ -114,7 +122,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
-            hints = hints_k.get(k, hints_of[i])
+            hints = hints_k.get(k) or quiet.get(k) or hints_of[i]
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1, big,
                                    row_starts[k + 1], row_starts[k]) if mine is not None else []
             per_file.append((k, lines, hints))
