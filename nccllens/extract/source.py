@@ -80,7 +80,7 @@ def extract_source_tables(source: Source, pattern: Plan, rule_pattern: Patterns 
     info = InputFile(path=source.path, skipped=source.skipped, notes=list(source.notes))
     if source.skipped:
         return ev.empty(), info, sm.empty()
-    path_hints = hints_for(source.path)
+    path_hints = hints_for(source.scoped)
     hints = PathHints(host or path_hints.host, rank if rank is not None else path_hints.rank,
                       path_hints.local_rank, path_hints.attempt)
     info.host, info.rank = hints.host, hints.rank

@@ -69,8 +69,8 @@ def extract_tables(paths: list[str], rule_pattern: str | Sequence[str] | None = 
         index(mask_targets(rule_pattern))  # every pattern branch's literals, found once here
         plan_cache.save()
         known = known_literals() if pool else None  # for the workers; the first jobs reach each of them
-        args = [([(sources[i].path, sources[i].fs_path, sources[i].size) for i in job], pattern, rule_pattern,
-                 known if k < 4 * workers else None) for k, job in enumerate(jobs)]
+        args = [([(sources[i].path, sources[i].fs_path, sources[i].size, sources[i].hint_from) for i in job],
+                 pattern, rule_pattern, known if k < 4 * workers else None) for k, job in enumerate(jobs)]
         outputs = pool.map(run_job, args) if pool else map(run_job, args)
         frames, done, ordered, summaries = collect(outputs, jobs, sources, total, progress)
     infos: list[InputFile] = []

@@ -74,11 +74,14 @@ def _file_sources(path: Path, display: str) -> Iterator[Source]:
         yield Source(display, _file_chunks(path), path.stat().st_size, fs_path=str(path))
 
 
-def reopen(display: str, fs_path: str, size: int | None) -> Source:
+def reopen(display: str, fs_path: str, size: int | None, hint_from: int = 0) -> Source:
     """The source a walk found, again, from what it said of it (in a worker process: no stat, no Path)."""
     if streams.compression_of(display) == "gzip":
-        return _compressed_source(Path(fs_path), display, "gzip")
-    return Source(display, _file_chunks(fs_path), size, fs_path=fs_path)
+        source = _compressed_source(Path(fs_path), display, "gzip")
+    else:
+        source = Source(display, _file_chunks(fs_path), size, fs_path=fs_path)
+    source.hint_from = hint_from
+    return source
 
 
 def _walk(root: Path, display: str, seen: set[str], count: list[int]) -> Iterator[Source]:
@@ -160,11 +163,24 @@ def iter_sources(paths: list[str]) -> Iterator[Source]:
             continue
         path = Path(raw)
         if path.is_dir():
-            yield from _walk(path, raw, seen, count)
+            found = _walk(path, raw, seen, count)
         elif path.exists():
-            yield from _checked(path, raw)
+            found = _checked(path, raw)
         else:
             yield Source(raw, skipped="no such file or folder")
+            continue
+        start = scope_start(raw, path.is_dir())
+        for source in found:
+            source.hint_from = start
+            yield source
+
+
+def scope_start(raw: str, is_dir: bool) -> int:
+    """Where the part of ``raw`` that may name a machine begins: its last part for a folder (``node-b/``), the
+    file's folder for a file (``node07/train.log``)."""
+    norm = raw.replace("\\", "/").rstrip("/")
+    cut = norm.rfind("/") if is_dir else norm.rfind("/", 0, max(norm.rfind("/"), 0))
+    return cut + 1
 
 
 def missing_paths(paths: list[str]) -> list[str]:

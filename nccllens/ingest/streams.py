@@ -72,6 +72,13 @@ class Source:
     skipped: str | None = None
     notes: list[str] = field(default_factory=list)
     fs_path: str | None = None  # a plain or gzip file on disk (so a worker process can reopen it)
+    hint_from: int = 0  # where in ``path`` the part the user's argument names begins (``scoped``): host hints start there
+
+    @property
+    def scoped(self) -> str:
+        """The path from the last part of the folder (or the file's own folder) the user named: the folders
+        above it say where the logs were kept (a home, a CI workspace), not which machine wrote them."""
+        return self.path[self.hint_from:]
 
     def chunks(self) -> Iterator[bytes]:
         if self.opener is None:

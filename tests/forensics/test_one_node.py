@@ -129,3 +129,17 @@ def test_a_cause_without_a_host_takes_the_one_host_the_logs_name():
     case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "slurm_cgcnn_gpu_batch_cgroup_oom_kill_event_killed"
     top = nccllens.analyze(str(case)).findings[0]
     assert (top.category, top.hosts) == ("host_oom", ["c002"])
+
+
+def test_folders_above_the_folder_given_name_no_host(tmp_path):
+    # the same paste kept under a CI workspace whose folder looks like a machine's name (``ci19``): only the
+    # folder given and what lies below it may name the host
+    import shutil
+
+    import nccllens
+
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "slurm_cgcnn_gpu_batch_cgroup_oom_kill_event_killed"
+    kept = tmp_path / "ci19" / "main" / case.name
+    shutil.copytree(case, kept)
+    top = nccllens.analyze(str(kept)).findings[0]
+    assert (top.category, top.hosts) == ("host_oom", ["c002"])
