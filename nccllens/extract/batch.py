@@ -39,6 +39,20 @@ SMALL = 4 << 20  # files up to this size are batched (per-call regex and automat
 HEAD_BYTES = 16 << 10  # of each batched file, kept for what its first lines say of it (``file_facts``)
 
 
+def _quiet_hints(quiet: list[int], heads: list[bytes], hints: list[PathHints]) -> dict[int, PathHints]:
+    """The path hints of the files ``quiet`` (none of whose lines survived) with what their first lines say (a
+    prompt's or a header's host): each head framed alone (a paste's shape is read per file), their facts read in
+    one pass."""
+    if not quiet:
+        return {}
+    frames = [frame(heads[k][:heads[k].rfind(b"\n") + 1] or heads[k], 1, ReadStats())["raw"] for k in quiet]
+    ends = [0]
+    for rows in frames:
+        ends.append(ends[-1] + rows.len())
+    facts = facts_of_files(pl.concat(frames), list(zip(ends, ends[1:], strict=False)))
+    return {k: with_facts(hints[k], f) for k, f in zip(quiet, facts, strict=True)}
+
+
 def _clean(data: bytes, info: InputFile) -> bytes:
     if b"\x00" in data:
         info.notes.append("NUL bytes removed")
@@ -107,10 +121,8 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         with_survivors = sorted(kept["owner"].unique().to_list())
         facts = facts_of_files(big["raw"], [(row_starts[k], row_starts[k + 1]) for k in with_survivors])
         hints_k = {k: with_facts(hints_of[batch[k][0]], f) for k, f in zip(with_survivors, facts, strict=True)}
-        quiet = {k: hints_of[i] for k, (i, _, _) in enumerate(batch) if k not in hints_k and heads[k]}
-        for k, hints in quiet.items():
-            head = frame(heads[k][:heads[k].rfind(b"\n") + 1] or heads[k], 1, ReadStats())["raw"]
-            quiet[k] = with_facts(hints, facts_of_files(head, [(0, head.len())])[0])
+        quiet = _quiet_hints([k for k in range(len(batch)) if k not in hints_k and heads[k]], heads,
+                             [hints_of[i] for i, _, _ in batch])
         kept, regular = nccl_frame.split(kept, "owner", pl.DataFrame(
             [(k, h.wrap) for k, h in hints_k.items() if h.wrap is not None], schema={"owner": kept["owner"].dtype,
                                                                                     "wrap": pl.UInt32}, orient="row"),
@@ -122,7 +134,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         per_file: list[tuple[int, list[Line], PathHints]] = []
         for k, (i, _, _) in enumerate(batch):
             mine = by_owner.get((k,))
-            hints = hints_k.get(k) or quiet.get(k) or hints_of[i]
+            hints = hints_k.get(k, quiet.get(k, hints_of[i]))
             lines = survivor_lines(mine, sources[i].path, hints, starts[k] - 1, big,
                                    row_starts[k + 1], row_starts[k]) if mine is not None else []
             per_file.append((k, lines, hints))

@@ -162,14 +162,15 @@ def iter_sources(paths: list[str]) -> Iterator[Source]:
             yield stdin_source()
             continue
         path = Path(raw)
-        if path.is_dir():
+        is_dir = path.is_dir()
+        if is_dir:
             found = _walk(path, raw, seen, count)
         elif path.exists():
             found = _checked(path, raw)
         else:
             yield Source(raw, skipped="no such file or folder")
             continue
-        start = scope_start(raw, path.is_dir())
+        start = scope_start(raw, is_dir)
         for source in found:
             source.hint_from = start
             yield source
@@ -179,8 +180,8 @@ def scope_start(raw: str, is_dir: bool) -> int:
     """Where the part of ``raw`` that may name a machine begins: its last part for a folder (``node-b/``), the
     file's folder for a file (``node07/train.log``)."""
     norm = raw.replace("\\", "/").rstrip("/")
-    cut = norm.rfind("/") if is_dir else norm.rfind("/", 0, max(norm.rfind("/"), 0))
-    return cut + 1
+    folder = norm if is_dir else norm[:max(norm.rfind("/"), 0)]
+    return folder.rfind("/") + 1
 
 
 def missing_paths(paths: list[str]) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import nccllens
 
 PUBLIC = Path(__file__).resolve().parents[2] / "fixtures" / "public"
@@ -30,25 +32,20 @@ def test_a_finding_that_names_its_host_still_comes_before_one_that_does_not():
     assert report.findings[0].rule == "NL-NET-008" and report.findings[0].hosts == ["slinky-0"]
 
 
-def test_a_traceback_that_stops_in_main_process_first_blames_the_main_process(tmp_path):
+@pytest.mark.parametrize("case", [
     # https://github.com/shibing624/MedicalGPT/issues/425: ranks 1 and 3 time out in the barrier of
     # main_process_first while rank 0 tokenises the dataset
-    case = PUBLIC / "medicalgpt_rank0_tokenizing_29min_ranks1_3_main_process_first_barrier_timeout"
-    (tmp_path / "train.log").write_bytes((case / "train.log").read_bytes())
+    "medicalgpt_rank0_tokenizing_29min_ranks1_3_main_process_first_barrier_timeout",
+    # https://github.com/hiyouga/LlamaFactory/issues/360 (the paste stops two frames into the wait, entering
+    # main_process_first): rank 0 was still tokenising (88% after 29:55) when the waiting rank's barrier failed
+    "llamafactory_rank0_tokenize_30min_main_process_first_barrier_timeout",
+])
+def test_a_traceback_that_stops_in_main_process_first_blames_the_main_process(case, tmp_path):
+    (tmp_path / "train.log").write_bytes((PUBLIC / case / "train.log").read_bytes())
     report = nccllens.analyze(str(tmp_path))
     top = report.findings[0]
     assert (report.verdict.category, top.rule, top.ranks) == ("straggler", "AN-MAIN-FIRST-WAIT", [0])
     assert "main_process_first" in top.summary
-
-
-def test_a_traceback_cut_while_entering_main_process_first_blames_the_main_process(tmp_path):
-    # https://github.com/hiyouga/LlamaFactory/issues/360 (the paste stops two frames into the wait): rank 0 was
-    # still tokenising (88% after 29:55) when the waiting rank's barrier failed
-    case = PUBLIC / "llamafactory_rank0_tokenize_30min_main_process_first_barrier_timeout"
-    (tmp_path / "train.log").write_bytes((case / "train.log").read_bytes())
-    report = nccllens.analyze(str(tmp_path))
-    top = report.findings[0]
-    assert (report.verdict.category, top.rule, top.ranks) == ("straggler", "AN-MAIN-FIRST-WAIT", [0])
 
 
 def test_the_node_named_past_the_300th_character_of_an_error_record_is_the_culprit(tmp_path):
