@@ -39,6 +39,15 @@ SMALL = 4 << 20  # files up to this size are batched (per-call regex and automat
 HEAD_BYTES = 16 << 10  # of each batched file, kept for what its first lines say of it (``file_facts``)
 
 
+# the texts without one of which no line names the host it ran on (``file_facts``: a shell prompt's "@", a task
+# header, a "Hostname:" line): a head holding none of them is not framed at all
+_HOST_HINTS = (b"@", b"JobEnvironment(", b"ostname", b"Host name")
+
+
+def _may_name_host(head: bytes) -> bool:
+    return any(hint in head for hint in _HOST_HINTS)
+
+
 def _quiet_hints(quiet: list[int], heads: list[bytes], hints: list[PathHints]) -> dict[int, PathHints]:
     """The path hints of the files ``quiet`` (none of whose lines survived) with what their first lines say (a
     prompt's or a header's host): each head framed alone (a paste's shape is read per file), their facts read in
@@ -121,7 +130,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
         with_survivors = sorted(kept["owner"].unique().to_list())
         facts = facts_of_files(big["raw"], [(row_starts[k], row_starts[k + 1]) for k in with_survivors])
         hints_k = {k: with_facts(hints_of[batch[k][0]], f) for k, f in zip(with_survivors, facts, strict=True)}
-        quiet = _quiet_hints([k for k in range(len(batch)) if k not in hints_k and heads[k]], heads,
+        quiet = _quiet_hints([k for k in range(len(batch)) if k not in hints_k and _may_name_host(heads[k])], heads,
                              [hints_of[i] for i, _, _ in batch])
         kept, regular = nccl_frame.split(kept, "owner", pl.DataFrame(
             [(k, h.wrap) for k, h in hints_k.items() if h.wrap is not None], schema={"owner": kept["owner"].dtype,
