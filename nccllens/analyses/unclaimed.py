@@ -92,7 +92,7 @@ def chained_to(events: pl.DataFrame, claimed: pl.DataFrame) -> pl.DataFrame:
     return held.select("file", "line")
 
 
-FIELDS = ("kind", "family", "error_code", "signal", "exc_type", "message", "detail")
+FIELDS = ("kind", "family", "error_code", "signal", "exc_type", "message", "detail", "key")
 
 
 def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, recognised: bool = False) -> list[Finding]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens import lazy_regex
+from nccllens.parse.python import RECEIVED_OBJECT
 from nccllens.parse.tracebacks import traceback_frames
 
 # ncclResult_t: 1 unhandled CUDA error, 2 system error, 3 internal error, 4 invalid argument,
@@ -131,6 +132,8 @@ def category_of(row: dict) -> str:
         return "collective_timeout"  # a C++ exception the NCCL watchdog raised: its timeout
     if row.get("kind") in KIND:
         return KIND[row["kind"]]
+    if row.get("key") == RECEIVED_OBJECT:  # bytes an object collective received that were no object: it failed
+        return "collective_timeout"
     waiting = interrupted_wait(row)
     if waiting:
         return waiting[0]

@@ -28,7 +28,7 @@ _OPS = {
     "gt": lambda c, v: c > v,
     "ge": lambda c, v: c >= v,
     "ne": lambda c, v: c != v,
-    "not_in": lambda c, v: ~c.is_in(list(v)),
+    "not_in": lambda c, v: (~c.is_in(list(v))).fill_null(True),  # a missing value is none of them
     "starts_with": lambda c, v: c.cast(pl.String).str.starts_with(v),  # a source location's file: key
 }
 EARLIEST_FIRST = {"nulls_last": True, "maintain_order": True}  # with events.earliest_first()

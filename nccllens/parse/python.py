@@ -116,6 +116,11 @@ def launched_process_facts(message: str | None) -> dict:
 # name already gone when the program unlinked it itself. No failure of the program's own; another process's
 # failure, if any, is on its own lines
 _BACKGROUND_THREAD = lazy_regex.compile(r"multiprocessing[\\/](?:queues\.py:\d+ in _feed|resource_tracker\.py:\d+ in main)$")
+# an object collective (broadcast_object_list, all_gather_object, scatter_object_list, ...) unpickling what the peers
+# sent: an exception there (``EOFError: Ran out of input``, ``UnpicklingError: invalid load key``) says the bytes that
+# arrived were not an object, because the collective was aborted or delivered wrong data; the ``key`` says so
+RECEIVED_OBJECT = "received_object"
+_UNPICKLES_RECEIVED = lazy_regex.compile(r"distributed_c10d\.py:\d+ in _tensor_to_object$")
 
 
 def _traceback_event(line: Line, body: str, header, ctx: FileContext, logged: str | None = None) -> tuple[dict, list[Line]]:
@@ -144,6 +149,8 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext, logged: st
                      message=f"Traceback of a standard-library helper ({short_path(tb.frames[0])})")
     event.update(dataloader_facts(tb.texts))
     event.update(launched_process_facts(tb.message))
+    if any(_UNPICKLES_RECEIVED.search(frame) for frame in tb.frames[-2:]):
+        event["key"] = RECEIVED_OBJECT
     if header is not None and header.ts is not None:
         event["ts"], event["ts_kind"] = header.ts, header.ts_kind
     used = following[: tb.consumed]

@@ -27,7 +27,7 @@ def test_kinds_pattern_and_where_combine():
     assert fired([rule(kinds=["kernel.xid"], pattern="(?i)ROW REMAPPER")], events) == {"TEST-X-001": [2]}
 
 
-def test_where_lists_and_comparisons_ignore_nulls():
+def test_where_lists_and_comparisons_ignore_nulls_but_none_of_a_list_holds_for_a_missing_value():
     events = table(
         event("exit -9", kind="torchrun.worker_failed", line=1, exit_code=-9, signal="SIGKILL"),
         event("exit 1", kind="torchrun.worker_failed", line=2, exit_code=1),
@@ -41,8 +41,10 @@ def test_where_lists_and_comparisons_ignore_nulls():
         "TEST-X-001": [1]}
     assert fired([rule(kinds=["torchrun.worker_failed"], where={"exit_code": {"ne": 1}})], events) == {
         "TEST-X-001": [1]}
+    # "none of these": an event without the value is none of them (NL-APP-014 leaves out the exceptions whose
+    # ``key`` says they are a collective's, and every other exception has no key)
     assert fired([rule(kinds=["torchrun.worker_failed"], where={"exit_code": {"not_in": [1, 0]}})], events) == {
-        "TEST-X-001": [1]}
+        "TEST-X-001": [1, 3]}
 
 
 def test_no_event_no_hit_and_empty_table():

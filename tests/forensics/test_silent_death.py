@@ -41,3 +41,22 @@ def test_a_teardown_after_a_traceback_is_explained_by_the_traceback(tmp_path):
     text = "".join(p.read_text(encoding="utf-8") for p in error) + teardown
     report = analyze(tmp_path, text)
     assert all(f.rule != "AN-SILENT-WORKER-DEATH" for f in report.findings)
+
+
+def test_a_teardown_after_the_agent_lost_its_rendezvous_is_the_lost_rendezvous(tmp_path):
+    # https://github.com/pytorch/pytorch/issues/67742 via fixtures/public/elastic_rdzv_host_agent_killed_peer_heartbeat:
+    # the agent on the store's node was stopped; this node's agent could no longer send its keep-alive heartbeat
+    # and stopped its worker. No worker died silently: the teardown has its reason on the line before
+    text = (PUBLIC / "elastic_rdzv_host_agent_killed_peer_heartbeat" / "node_b_agent.log").read_text(encoding="utf-8")
+    report = analyze(tmp_path, text)
+    assert report.verdict.category == "peer_exited"
+    assert report.findings[0].rule == "NL-RDZV-010"
+    assert not [f for f in report.findings if f.rule == "AN-SILENT-WORKER-DEATH"]
+
+
+def test_a_lost_heartbeat_alone_is_no_failure_report(tmp_path):
+    # the same line without the teardown after it: a condition the job may have outlived (the rule is latent)
+    text = (PUBLIC / "elastic_rdzv_host_agent_killed_peer_heartbeat" / "node_b_agent.log").read_text(encoding="utf-8")
+    report = analyze(tmp_path, text.splitlines()[0] + "\n")
+    assert report.verdict.finding is None
+    assert [f.role for f in report.findings if f.rule == "NL-RDZV-010"] == ["context"]

@@ -438,3 +438,15 @@ def test_a_cancelled_task_is_no_failure_of_its_own(tmp_path):
     report = analyze(tmp_path, lines_of("nvtabular_horovod_uneven_batches_rank1_cuda_invalid_config", "horovodrun.log",
                                         4, 6))
     assert not [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+
+
+def test_an_exception_unpickling_what_an_object_collective_received_is_the_collective_failing(tmp_path):
+    # fixtures/public/rccl_8gpu_broadcast_object_zeros_unpickling_error_shm (an RCCL run's log published in a public
+    # repository, cited in its SOURCE.md): broadcast_object_list delivered zeros to rank 2, whose unpickling failed
+    # inside torch.distributed's _tensor_to_object. The exception says the collective failed, not the program
+    text = lines_of("rccl_8gpu_broadcast_object_zeros_unpickling_error_shm", "test_nccl.log", 128, 146)
+    report = analyze(tmp_path, text)
+    unread = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+    assert unread and unread[0].category == "collective_timeout" and unread[0].role == "symptom"
+    assert not [f for f in report.findings if f.category == "application_error" and f.role == "cause"]
+    assert "UnpicklingError" in unread[0].evidence[0].text or "UnpicklingError" in unread[0].title
