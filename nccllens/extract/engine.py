@@ -127,20 +127,21 @@ def _load_or_compile(name: str, expressions: tuple[str, ...], gate: bool = False
     return db
 
 
-def scan(s: Spec, data: bytes) -> tuple[list[tuple[int, int]], bool]:
-    """(end offset, bits) of every branch match in ``data`` (valid UTF-8, whole lines), and whether it
-    holds a dense family's line. Text that is all ASCII is scanned with the ASCII database."""
+def scan(s: Spec, data: bytes | memoryview, ascii: bool | None = None) -> tuple[list[tuple[int, int]], bool]:
+    """(end offset, bits) of every branch match in ``data`` (valid UTF-8, whole lines; a memoryview of a
+    buffer's piece is scanned without a copy), and whether it holds a dense family's line. Text that is all ASCII
+    (``ascii``, else tested here) is scanned with the ASCII database."""
     bits = s.bits
     found: list[tuple[int, int]] = []
 
     def on_match(ident: int, start: int, end: int, flags: int, context) -> None:
         found.append((end, bits[ident]))
 
-    database(s, data.isascii()).scan(data, match_event_handler=on_match)
+    database(s, data.isascii() if ascii is None else ascii).scan(data, match_event_handler=on_match)
     return found, holds_dense(data)
 
 
-def holds_dense(data: bytes) -> bool:
+def holds_dense(data: bytes | memoryview) -> bool:
     """Does ``data`` hold a match of the dense gate (``KEY_REGEX``)? The scan stops at the first."""
     import hyperscan as hs
 
@@ -155,18 +156,20 @@ def holds_dense(data: bytes) -> bool:
     return bool(held)
 
 
-def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int) -> tuple[dict[int, int], int]:
-    """Per line number (``data``'s first line is ``first_line``), the bits of the branches matching it; and the
-    newlines in ``data`` (counted once, on the way)."""
+def line_bits(data: bytes, found: list[tuple[int, int]], first_line: int, start: int = 0,
+              stop: int | None = None) -> tuple[dict[int, int], int]:
+    """Per line number (the first line of ``data[start:stop]``, where the matches' offsets count from, is
+    ``first_line``), the bits of the branches matching it; and the newlines in ``data[start:stop]`` (counted once,
+    on the way)."""
     out: dict[int, int] = {}
-    line, pos = first_line, 0
+    line, pos = first_line, start
     for end, b in sorted(found):
         # a match ends after its last character: that character's line is the match's
-        at = max(end - 1, 0)
+        at = start + max(end - 1, 0)
         line += data.count(b"\n", pos, at)
         pos = at
         out[line] = out.get(line, 0) | b
-    return out, line - first_line + data.count(b"\n", pos)
+    return out, line - first_line + data.count(b"\n", pos, len(data) if stop is None else stop)
 
 
 def frame_hits(s: Spec, df):

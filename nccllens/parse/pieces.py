@@ -93,18 +93,20 @@ def _scanned(buffers: list[bytes], spans: list[tuple[int, int, int]], engine, fi
 
     hits, dense, counts, found = [], [], [], {}
     line = first_line
+    views = [memoryview(b) for b in buffers]  # each piece scanned where it lies: no copy
+    ascii = [b.isascii() for b in buffers]  # a buffer that is not all ASCII is scanned with the UTF-8 database
     for k, a, b in spans:
-        piece = buffers[k][a:b]
-        matches, is_dense = scan(engine, piece)
+        buffer = buffers[k]
+        matches, is_dense = scan(engine, views[k][a:b], ascii[k])
         hits.append(bool(matches))
         dense.append(is_dense)
         if matches:
-            bits, n = line_bits(piece, matches, line)
+            bits, n = line_bits(buffer, matches, line, a, b)
             found.update(bits)
         else:
-            n = piece.count(b"\n")
+            n = buffer.count(b"\n", a, b)
         counts.append(n)
-        line += n + (not piece.endswith(b"\n"))
+        line += n + (buffer[b - 1:b] != b"\n")
     table = pl.DataFrame({"line": list(found), "bits": list(found.values())},
                          schema={"line": pl.UInt32, "bits": pl.UInt32})
     return hits, dense, counts, table
@@ -161,7 +163,8 @@ def _numbered(buffers, spans, owners, hits, dense_hits, counts, first_line, stat
     stats.lines += line - first_line
     chosen = _chosen(hits, owners, dense_hits)
     if len(chosen) == len(spans):  # every piece (a dense log): its lines numbered in order, all searched
-        joined = b"".join(_piece(buffers, span) for span in spans)
+        # the pieces are the buffers whole (a buffer's last line given its newline): joined without cutting them
+        joined = b"".join(b if b.endswith(b"\n") else b + b"\n" for b in buffers if b)
         df = pl.read_lines(io.BytesIO(joined), name="raw")
         del joined
         df = df.select(pl.int_range(first_line, first_line + df.height, dtype=pl.UInt32).alias("line"), "raw",
