@@ -24,8 +24,8 @@ from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
 from nccllens.parse.survivors import (
+    attach_window,
     fill_path_hints,
-    follower,
     kept_rows,
     line_masks,
     parse_lines,
@@ -162,7 +162,7 @@ def extract_small(sources: list[Source], pattern: Plan, rule_pattern: tuple[str,
                 offset += len(lines)
                 ctx = FileContext(path=sources[i].path, host=hints.host, rank=hints.rank,
                                   local_rank=hints.local_rank, attempt=hints.attempt, year=year_for(sources[i]))
-                ctx._following = follower(big, sources[i].path, hints, starts[k] - 1, row_starts[k + 1])
+                attach_window(ctx, big, hints, starts[k] - 1, row_starts[k + 1], row_starts[k])
                 rows.extend(parse_lines(lines, file_masks, ctx))
                 if ctx.cut_for_matching:
                     info.notes.append(cut_note(ctx.cut_for_matching))

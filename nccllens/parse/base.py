@@ -53,7 +53,9 @@ class FileContext:
     stream (same prefix), read from the chunk in memory: use it for multi-line records
     (tracebacks, ``what():`` blocks, failure tables, WARN continuations). It is a lazy sequence:
     a parser that stops at the record's end reads no further, one that takes ``len`` reads ``n``;
-    so a parser may call it once per record, never per input line.
+    so a parser may call it once per record, never per input line. ``preceding(line, n)`` returns up to ``n``
+    lines of the same stream right before ``line`` (in file order), for a record whose head was cut off (a
+    traceback's frames above its exception line).
     """
 
     path: str
@@ -64,6 +66,19 @@ class FileContext:
     year: int | None = None  # for timestamps printed without a year
     cut_for_matching: int = 0  # survivors longer than parse.guard.MATCH_MAX (matched on their start)
     _following: Callable[[Line, int], Sequence[Line]] | None = field(default=None, repr=False)
+    _preceding: Callable[[Line, int], list[Line]] | None = field(default=None, repr=False)
+
+    def attach(self, following: Callable[[Line, int], Sequence[Line]],
+               preceding: Callable[[Line, int], list[Line]] | None = None) -> None:
+        """Give the parsers their access to the file's neighbouring lines (``extract`` does, per file)."""
+        self._following, self._preceding = following, preceding
+
+    def preceding(self, line: Line, n: int) -> list[Line]:
+        """The (up to ``n``) lines of the same stream right before ``line``, in file order; none past a gap (a
+        piece of the file that was not read) or the file's start."""
+        if self._preceding is None or n <= 0:
+            return []
+        return self._preceding(line, n)
 
     def following(self, line: Line, n: int) -> Sequence[Line]:
         """The (up to ``n``) lines of the same stream after ``line``, read only as far as they are looked at."""

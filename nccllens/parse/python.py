@@ -177,6 +177,30 @@ def _exception_event(body: str) -> dict | None:
     return event
 
 
+CUT_HEAD_LINES = 120  # lines above an exception read for the frames of a traceback whose head was cut off
+_FRAME_LINE = lazy_regex.compile(r'^\s+File "[^"]+", line \d+')
+
+
+def _with_frames_above(event: dict, line: Line, body: str, ctx: FileContext) -> None:
+    """An exception line under a traceback's frames whose ``Traceback (most recent call last):`` line is not in
+    the log (a paste that starts mid-traceback): the frames right above it are its own, and the event says where it
+    was raised as a whole traceback does (``detail``, an object collective's ``key``)."""
+    above = ctx.preceding(line, CUT_HEAD_LINES)
+    block: list[str] = []
+    for prev in reversed(above):  # the traceback's indented body, up to the first line that is not part of it
+        text = split_header(prev.message, ctx.year)[1]
+        if not text[:1].isspace() or not text.strip():
+            break
+        block.append(text)
+    if not any(_FRAME_LINE.match(text) for text in block):
+        return
+    tb = fold_traceback([*reversed(block), body])
+    if tb.frames and tb.exc_type:
+        event["detail"] = tb.detail()
+        if any(_UNPICKLES_RECEIVED.search(frame) for frame in tb.frames[-2:]):
+            event["key"] = RECEIVED_OBJECT
+
+
 def _ignored_event(line: Line, body: str, ctx: FileContext) -> tuple[dict, list[Line]]:
     """CPython's report of an exception it could not raise and ignored (in a finaliser, ``__del__``, an atexit
     hook, a thread at exit): ``Exception ignored in: <object>``, then the traceback or the exception line. The
@@ -226,6 +250,8 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 continue
             event = _exception_event(body)
             if event is not None:
+                if event.get("exc_type"):
+                    _with_frames_above(event, line, body, ctx)
                 yield event
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
             continue

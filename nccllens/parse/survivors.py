@@ -70,10 +70,17 @@ def _lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
     return [_make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
 
 
-def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None):
-    """``ctx.following`` (as a generator: ``ctx.lines_after``) for one file's rows of ``df`` (rows before ``end``; line numbers minus ``shift``):
-    windows are read in slices, each row's prefixes stripped once. ``df`` may hold only some pieces of
-    the file (``candidate_lines``): a window stops where line numbers jump."""
+def attach_window(ctx: FileContext, df: pl.DataFrame, hints: PathHints, shift: int = 0, end: int | None = None,
+                  begin: int = 0) -> None:
+    """Give ``ctx`` its ``following`` and ``preceding`` over one file's rows of ``df`` (``begin`` to ``end``)."""
+    following, preceding = follower(df, ctx.path, hints, shift, end, begin)
+    ctx.attach(following, preceding)
+
+
+def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end: int | None = None, begin: int = 0):
+    """(``ctx.following``, ``ctx.preceding``) for one file's rows of ``df`` (rows from ``begin`` before ``end``; line
+    numbers minus ``shift``): windows are read in slices, each row's prefixes stripped once. ``df`` may hold only
+    some pieces of the file (``candidate_lines``): a window stops where line numbers jump."""
     seen: dict[int, list[Line]] = {}  # consecutive records ask for overlapping windows
     end = df.height if end is None else end
     chunks: dict[int, tuple[list, list, list]] = {}  # the last few CHUNK-row slices, as lists
@@ -129,7 +136,19 @@ def follower(df: pl.DataFrame, path: str, hints: PathHints, shift: int = 0, end:
     def following(line: Line, n: int) -> Following:
         return Following(lines_after(line, n))
 
-    return following
+    def preceding(line: Line, n: int) -> list[Line]:
+        out: list[Line] = []
+        row, nearest = line.row - 1, line.line + shift
+        while row >= begin and len(out) < n and row >= line.row - (n * 4 + 16):
+            line_no, cands = next(rows_from(row, 1), (None, None))
+            if line_no is None or line_no < nearest - 1:  # the lines above were not read (a piece without a key)
+                break
+            nearest = line_no
+            out.extend(c for c in reversed(cands) if c.stream == line.stream)
+            row -= 1
+        return out[:n][::-1]
+
+    return following, preceding
 
 
 class _Tracked:
@@ -280,7 +299,7 @@ def parse_survivors(df: pl.DataFrame, survivors: pl.DataFrame, rule_pattern: Pat
     if not survivors.height:
         return []
     lines = survivor_lines(survivors, ctx.path, hints, frame=df)
-    ctx._following = follower(df, ctx.path, hints)
+    attach_window(ctx, df, hints)
     return parse_lines(lines, line_masks(lines, rule_pattern), ctx)
 
 

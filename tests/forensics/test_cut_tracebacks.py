@@ -40,3 +40,28 @@ def test_whole_tracebacks_that_disagree_leave_the_cut_one_unread():
                            "message": ["KeyError: 'a'", "ValueError: b", "Traceback (most recent call last):"],
                            "detail": [frames, frames, frames], "file": ["x.log"] * 3, "line": [1, 5, 9]})
     assert complete_cut_tracebacks(events)["exc_type"].to_list() == ["KeyError", "ValueError", None]
+
+
+# source: https://github.com/modelscope/ms-swift/issues/4340 (fixtures/public/ms_swift_packing_rank0_broadcast_timeout):
+# a paste that starts mid-traceback: rank 6's frames inside broadcast_object_list, then its EOFError
+SWIFT = Path(__file__).resolve().parents[2] / "fixtures/public/ms_swift_packing_rank0_broadcast_timeout"
+
+
+def test_the_frames_above_a_headless_exception_say_where_it_was_raised(tmp_path):
+    rank6 = [ln for ln in (SWIFT / "part2_rank6_eoferror_rank7_watchdog.log").read_text(encoding="utf-8").splitlines()
+             if ln.startswith("[rank6]")]
+    assert not any("Traceback (most recent" in ln for ln in rank6)
+    (tmp_path / "rank6.log").write_text("\n".join(rank6) + "\n", encoding="utf-8")
+    report = nccllens.analyze(str(tmp_path))
+    # unpickling what broadcast_object_list received: the collective failed, not the program
+    assert not [f for f in report.findings if f.category == "application_error" and f.role == "cause"]
+    unread = [f for f in report.findings if f.rule == "AN-UNCLAIMED"]
+    assert unread and unread[0].category == "collective_timeout" and unread[0].ranks == [6]
+
+
+def test_a_headless_exception_with_no_frames_above_is_read_as_before(tmp_path):
+    rank6 = [ln for ln in (SWIFT / "part2_rank6_eoferror_rank7_watchdog.log").read_text(encoding="utf-8").splitlines()
+             if ln.startswith("[rank6]: EOFError")]
+    (tmp_path / "rank6.log").write_text("\n".join(rank6) + "\n", encoding="utf-8")
+    top = nccllens.analyze(str(tmp_path)).findings[0]
+    assert (top.rule, top.category, top.ranks) == ("NL-APP-014", "application_error", [6])
