@@ -10,7 +10,9 @@ Only lines no other family claimed reach it (it is offered lines last). Shapes, 
   (not c10d's bracketed ``[E212 02:14:01.179080356 ProcessGroupNCCL.cpp:607]``: the torch family and the rules
   read those, and the wrapped pieces of its long records are no failures of their own);
 - vLLM's logger, the level first: ``ERROR 08-14 12:08:39 [core.py:654] message`` (before 0.8 ``... worker_base.py:574] message``);
-- TensorFlow's C++ logging: ``2019-08-26 18:41:15.943905: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] message``.
+- TensorFlow's C++ logging: ``2019-08-26 18:41:15.943905: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] message``;
+- UCX (the transport under Open MPI, UCC and HPC stacks): ``[1716920651.160157] [gpu1:2592420:0]            sock.c:323  UCX
+  ERROR   connect(fd=85, dest_addr=172.17.0.1:39289) failed: Connection refused``.
 
 → ``log.error`` (level ``error``; ``critical`` for CRITICAL / FATAL / glog ``F``), ``message`` = the text
 after the header; ``log.fragment`` (same levels) for a line of a traceback the logger printed line by line (an
@@ -39,6 +41,8 @@ _SHAPES = (
     # vLLM before 0.8 wrote the source without its opening bracket: ERROR 02-12 02:14:01 worker_base.py:574] message
     r"^" + _LEVEL + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.+-]+:\d+\] (?P<rest>.*)$",
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<glog>[EF]) [^\s\]]+:\d+\] (?P<rest>.*)$",
+    # UCX's logger (ucs/debug/log.c): [seconds.micro] [host:pid:thread] file.c:line  UCX  LEVEL message
+    r"^\[\d+\.\d+\] \[[^\]\n]+\]\s+[\w.-]+:\d+\s+UCX\s+" + _LEVEL + r"\s+(?P<rest>.*)$",
 )
 PREFILTER = "|".join(re.sub(r"\(\?P<\w+>", "(?:", shape) for shape in _SHAPES)
 _COMPILED = [lazy_regex.compile(shape) for shape in _SHAPES]

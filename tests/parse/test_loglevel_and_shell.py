@@ -201,3 +201,17 @@ def test_a_failed_jobs_report_is_no_evidence_it_finished(tmp_path, line):
     (tmp_path / "job.out").write_text(f"{line}\n")
     report = nccllens.analyze(str(tmp_path))
     assert "progress.finished" not in report.events["kind"].to_list()
+
+
+# https://github.com/NVIDIA/nccl-tests/issues/180 (fixtures/public/nccl_tests_ucx_docker0_bridge_connect_refused): Open
+# MPI's UCX transport could not reach a peer at Docker's bridge address, and the job aborted before NCCL ran
+UCX_REFUSED = ("[1700554343.440877] [10-192-80-132:7356 :0]            sock.c:323  UCX  ERROR   "
+               "connect(fd=48, dest_addr=172.17.0.1:42887) failed: Connection refused")
+
+
+def test_a_ucx_error_line_is_a_failure_read_by_its_words(tmp_path):
+    (tmp_path / "mpirun.log").write_text(UCX_REFUSED + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert report.verdict.category == "network_unreachable"
+    assert "172.17.0.1" in report.findings[0].evidence[0].text
+
