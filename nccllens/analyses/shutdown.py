@@ -25,6 +25,12 @@ SLOW = ("straggler",)
 # a setting or version that differs between nodes: in a job that finished and failed nowhere it broke nothing (a
 # transport that differs is another matter: the job ran slower, AN-TRANSPORT-MISMATCH stays)
 HARMLESS_WHEN_FINISHED = ("AN-CONFIG-MISMATCH",)
+# a transport that fell back (sockets, no GPUDirect RDMA) in a training run that finished: the run is done, slower
+# than it could have been; the warning stays as context. A benchmark's summary is not such a finish: its
+# bandwidth is the result asked for, and a fallback is what the question is about
+SLOWER_WHEN_FINISHED = ("ib_fallback",)
+TRAINED = pl.col("kind").eq("progress.finished") | (
+    pl.col("kind").eq("torchrun.state") & pl.col("value").fill_null("").str.contains(r"SUCCEEDED|successfully finished"))
 
 
 def _finish_points(events: pl.DataFrame) -> tuple[dict[str, int], object] | None:
@@ -51,10 +57,13 @@ def quiet_after_finish(findings: list[Finding], events: pl.DataFrame, status: li
         return
     first_line, first_ts = points
     finish = set(events.filter(DONE).select(pl.col("file").cast(pl.String), "line").iter_rows())
+    trained = bool(events.filter(TRAINED).height)
     for f in findings:
         if f.rule in HARMLESS_WHEN_FINISHED and f.severity != "info":
             f.severity, f.role = "info", "context"
             f.confidence = round(min(f.confidence, 0.3), 2)
+        elif trained and f.category in SLOWER_WHEN_FINISHED and f.severity == "warning" and f.role == "cause":
+            f.role = "context"
     for f in findings:
         if f.severity not in ("critical", "error") or f.category in KEEP or not f.evidence:
             continue

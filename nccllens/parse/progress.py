@@ -48,10 +48,12 @@ FAMILY = "progress"
 # Lightning, NeMo), the job systems' (Ray's job CLI "Job 'raysubmit_...' succeeded", LSF's job report "Successfully
 # completed."), and a script's bare "training finished" ending the line (so "training finished with errors" or
 # "training finished step 3" is not one). Not Megatron's "[after training is done]": it comes before the final
-# checkpoint save and evaluation, where a job can still fail.
+# checkpoint save and evaluation, where a job can still fail. The training scripts of DeiT, DINO, MAE, ConvNeXt and
+# the many built on them end with the total time of the run, alone on its line ("Training time 0:08:52").
 _FINISHED = (r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Trainer\.fit` stopped: "
              r"|^Job '[\w-]+' succeeded\s*$|^Successfully completed\.\s*$"
-             r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished [Tt]raining\b")
+             r"|[Tt]raining (?:finished|complete[d.]?|done)\s*[.!]?\s*$|[Ff]inished [Tt]raining\b"
+             r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d(?:\.\d+)?\s*$")
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\d task/s, elapsed: \d+s|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
              r"|[#>] Using devices|n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
