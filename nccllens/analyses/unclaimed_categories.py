@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from nccllens import lazy_regex
-from nccllens.parse.python import RECEIVED_OBJECT
+from nccllens.parse.raised_where import RECEIVED_OBJECT
 from nccllens.parse.tracebacks import traceback_frames
 
 # ncclResult_t: 1 unhandled CUDA error, 2 system error, 3 internal error, 4 invalid argument,

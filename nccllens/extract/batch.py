@@ -20,11 +20,11 @@ from nccllens.parse import nccl_frame
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.dense_rows import describe
 from nccllens.parse.facts_frame import facts_of_files, stated_host_of, with_facts
+from nccllens.parse.following import attach_window
 from nccllens.parse.guard import cut_note
 from nccllens.parse.lines import ReadStats, frame
 from nccllens.parse.pieces import candidate_lines_many
 from nccllens.parse.survivors import (
-    attach_window,
     fill_path_hints,
     kept_rows,
     line_masks,

@@ -20,6 +20,7 @@ from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
 from nccllens.parse.prefixes import BARE_STREAM
+from nccllens.parse.raised_where import RECEIVED_OBJECT, unpickles_received, with_frames_above
 from nccllens.parse.tracebacks import (
     MAX_TRACEBACK_LINES,
     TRACEBACK_HEAD,
@@ -116,11 +117,6 @@ def launched_process_facts(message: str | None) -> dict:
 # name already gone when the program unlinked it itself. No failure of the program's own; another process's
 # failure, if any, is on its own lines
 _BACKGROUND_THREAD = lazy_regex.compile(r"multiprocessing[\\/](?:queues\.py:\d+ in _feed|resource_tracker\.py:\d+ in main)$")
-# an object collective (broadcast_object_list, all_gather_object, scatter_object_list, ...) unpickling what the peers
-# sent: an exception there (``EOFError: Ran out of input``, ``UnpicklingError: invalid load key``) says the bytes that
-# arrived were not an object, because the collective was aborted or delivered wrong data; the ``key`` says so
-RECEIVED_OBJECT = "received_object"
-_UNPICKLES_RECEIVED = lazy_regex.compile(r"distributed_c10d\.py:\d+ in _tensor_to_object$")
 
 
 def _traceback_event(line: Line, body: str, header, ctx: FileContext, logged: str | None = None) -> tuple[dict, list[Line]]:
@@ -149,7 +145,7 @@ def _traceback_event(line: Line, body: str, header, ctx: FileContext, logged: st
                      message=f"Traceback of a standard-library helper ({short_path(tb.frames[0])})")
     event.update(dataloader_facts(tb.texts))
     event.update(launched_process_facts(tb.message))
-    if any(_UNPICKLES_RECEIVED.search(frame) for frame in tb.frames[-2:]):
+    if unpickles_received(tb.frames):
         event["key"] = RECEIVED_OBJECT
     if header is not None and header.ts is not None:
         event["ts"], event["ts_kind"] = header.ts, header.ts_kind
@@ -175,30 +171,6 @@ def _exception_event(body: str) -> dict | None:
     event.update(dataloader_facts([body]))
     event.update(launched_process_facts(event["message"]))
     return event
-
-
-CUT_HEAD_LINES = 120  # lines above an exception read for the frames of a traceback whose head was cut off
-_FRAME_LINE = lazy_regex.compile(r'^\s+File "[^"]+", line \d+')
-
-
-def _with_frames_above(event: dict, line: Line, body: str, ctx: FileContext) -> None:
-    """An exception line under a traceback's frames whose ``Traceback (most recent call last):`` line is not in
-    the log (a paste that starts mid-traceback): the frames right above it are its own, and the event says where it
-    was raised as a whole traceback does (``detail``, an object collective's ``key``)."""
-    above = ctx.preceding(line, CUT_HEAD_LINES)
-    block: list[str] = []
-    for prev in reversed(above):  # the traceback's indented body, up to the first line that is not part of it
-        text = split_header(prev.message, ctx.year)[1]
-        if not text[:1].isspace() or not text.strip():
-            break
-        block.append(text)
-    if not any(_FRAME_LINE.match(text) for text in block):
-        return
-    tb = fold_traceback([*reversed(block), body])
-    if tb.frames and tb.exc_type:
-        event["detail"] = tb.detail()
-        if any(_UNPICKLES_RECEIVED.search(frame) for frame in tb.frames[-2:]):
-            event["key"] = RECEIVED_OBJECT
 
 
 def _ignored_event(line: Line, body: str, ctx: FileContext) -> tuple[dict, list[Line]]:
@@ -251,7 +223,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             event = _exception_event(body)
             if event is not None:
                 if event.get("exc_type"):
-                    _with_frames_above(event, line, body, ctx)
+                    with_frames_above(event, line, body, ctx)
                 yield event
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
             continue
