@@ -4,8 +4,8 @@ Some messages state a fact about the machine that breaks jobs of one kind and le
 TensorRT-LLM naming the GPU pairs without peer access (its custom all-reduce needs them; NCCL does not) is
 printed at every start on such a machine. A rule says so with ``latent = true``. Its finding stays a cause
 where the job shows it failed (an error or critical finding, a warning symptom, an error line printed, a
-rank that crashed, was killed or timed out, a launcher that stopped the workers still running) and becomes context where nothing did: a log that only states
-the condition is no failure report.
+rank that crashed, was killed or timed out, a launcher that stopped the workers still running) and becomes
+context where nothing did: a log that only states the condition is no failure report.
 """
 
 from __future__ import annotations

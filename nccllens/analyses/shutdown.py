@@ -29,8 +29,7 @@ HARMLESS_WHEN_FINISHED = ("AN-CONFIG-MISMATCH",)
 # than it could have been; the warning stays as context. A benchmark's summary is not such a finish: its
 # bandwidth is the result asked for, and a fallback is what the question is about
 SLOWER_WHEN_FINISHED = ("ib_fallback",)
-TRAINED = pl.col("kind").eq("progress.finished") | (
-    pl.col("kind").eq("torchrun.state") & pl.col("value").fill_null("").str.contains(r"SUCCEEDED|successfully finished"))
+TRAINED = DONE & pl.col("kind").ne("progress.bench_done")
 
 
 def _finish_points(events: pl.DataFrame) -> tuple[dict[str, int], object] | None:

@@ -31,8 +31,6 @@ def make_line(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> 
     )
 
 
-
-
 class Following(Sequence):
     """The lines after a record's first one, read only as far as the parser looks: a record that ends at
     its next line (a one-line traceback before a new log record) no longer costs the 200 lines a
@@ -83,6 +81,7 @@ class Following(Sequence):
 
 
 def lines_of(path: str, line_no: int, row: int, raw: str, hints: PathHints) -> list[Line]:
+    """The Lines of one row: a row may hold records glued together (``split_glued``), each a Line of its own."""
     return [make_line(path, line_no, row, part, hints) for part in split_glued(raw)]
 
 
