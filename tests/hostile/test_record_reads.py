@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nccllens.extract import batch
-from nccllens.parse import survivors
+from nccllens.parse import following, survivors
 from tests.hostile.planted import analyze_planted
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "dataloader_worker_killed" / "node-a" / "console.log"
@@ -42,7 +42,7 @@ class _Walked(list):
 @pytest.fixture
 def counters(monkeypatch):
     counts = {"lines": 0, "read": 0, "walked": 0}
-    real_parse, real_following = survivors.parse_lines, survivors.Following
+    real_parse, real_following = survivors.parse_lines, following.Following
 
     class Counting(real_following):
         def _read(self, upto):
@@ -57,7 +57,7 @@ def counters(monkeypatch):
         counts["walked"] += _Walked.walked
         return out
 
-    monkeypatch.setattr(survivors, "Following", Counting)
+    monkeypatch.setattr(following, "Following", Counting)
     for module in (survivors, batch):  # a small file is parsed in a batch, others one by one
         monkeypatch.setattr(module, "parse_lines", parse_lines)
     return counts
