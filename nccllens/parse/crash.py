@@ -12,6 +12,9 @@ Shapes (each printed by the crash handler of a library linked into the training 
 - Python's faulthandler: ``Fatal Python error: Segmentation fault`` / ``Bus error`` / ``Aborted``, and the
   interpreter's own fatal errors (``Fatal Python error: none_dealloc: ...``), after which it aborts (SIGABRT);
 - Open MPI: ``*** Process received signal ***`` + ``Signal: Bus error (7)``;
+- glibc's allocator finding the heap corrupted, after which it aborts the process (SIGABRT): ``free(): invalid next
+  size (fast)``, ``double free or corruption (!prev)``, ``malloc(): corrupted top size``, ``corrupted size vs.
+  prev_size``; before glibc 2.26 inside ``*** Error in `python': double free or corruption (out): 0x... ***``;
 - the shell that ran the process, reporting how it died: ``Segmentation fault (core dumped)``, ``Bus error``,
   ``Killed`` on a line of their own, or a job report ``./run.sh: line 12:  4242 Killed   python train.py``.
 """
@@ -32,6 +35,8 @@ PREFILTER = (
     r"|: line \d+: +\d+ (?:" + _DEATHS + r")\b"
     r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: \S"
     r"|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
+    r"|(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): (?:invalid|corrupted|double free|memory corrupt"
+    r"|unaligned)|double free or corruption \(|corrupted size vs\. prev_size"
     # the shell's word right after a progress bar that never ended its line (``... 35.73s/it]Killed``)
     r"|\](?:" + _DEATHS + r")(?: +\(core dumped\))?\s*$"
 )
@@ -48,6 +53,13 @@ _ABSL = lazy_regex.compile(r"\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@\S+\) )?received(?:
 # faulthandler names the fatal signal; any other fatal error (``none_dealloc: deallocating None``, ``PyThreadState_Get:
 # ...``, ``Cannot recover from stack overflow``) is the interpreter's own, after which it aborts (SIGABRT)
 _PYTHON = lazy_regex.compile(r"Fatal Python error: (?P<what>[^:]+)")
+# glibc's malloc_printerr: the heap of the process was found corrupted, and glibc aborts it
+_HEAP_WORDS = (r"(?:(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): (?:invalid (?:pointer|size|old size|"
+               r"chunk size|next size(?: \((?:fast|normal)\))?)|corrupted (?:top size|unsorted chunks(?: \d)?|"
+               r"double-linked list)|double free detected in tcache 2|memory corruption(?: \(fast\))?|unaligned [\w ]+ "
+               r"detected(?: in tcache 2)?)|double free or corruption \((?:top|out|!prev|fasttop)\)|"
+               r"corrupted size vs\. prev_size(?: in fastbins)?|corrupted double-linked list)")
+_HEAP = lazy_regex.compile(r"^(?:" + _HEAP_WORDS + r"\s*|\*\*\* Error in `[^`]*': " + _HEAP_WORDS + r": 0x[0-9a-f]+ \*\*\*\s*)$")
 _MPI = lazy_regex.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
 # backtrace lines: UCX " 3 0x000000000007b0ef ncclGroupEnd()  ???:0", absl "@ 0x7f... ncclGroupEnd"
 # bash's words for a child's fatal signal (``strsignal``), alone, in a script's job report ``line N: PID <word>
@@ -87,6 +99,8 @@ def _signal(line: Line) -> tuple[str, dict] | None:
     if m:
         name = NAMES.get(m["what"].strip().lower())
         return (name or "SIGABRT"), {"interpreter": name is None}
+    if _HEAP.match(text.strip()):
+        return "SIGABRT", {}
     m = _MPI.search(text)
     if m:
         name = NAMES.get(m["what"].strip().lower())

@@ -215,3 +215,27 @@ def test_a_ucx_error_line_is_a_failure_read_by_its_words(tmp_path):
     assert report.verdict.category == "network_unreachable"
     assert "172.17.0.1" in report.findings[0].evidence[0].text
 
+
+
+# glibc's allocator finding the heap corrupted aborts the process: a crash, read as one whatever else the log says.
+# The first line is real (https://github.com/NVIDIA/nccl/issues/1043, the title's error, fixtures/lines); the others are
+# synthetic: glibc's malloc_printerr texts as malloc.c prints them, and the pre-2.26 "*** Error in" wrapper of them
+@pytest.mark.parametrize("line", [
+    "free(): invalid next size (fast)",
+    "double free or corruption (!prev)",
+    "malloc(): corrupted top size",
+    "munmap_chunk(): invalid pointer",
+    "*** Error in `python': double free or corruption (out): 0x00007f2c1c000b20 ***",
+])
+def test_glibc_finding_the_heap_corrupted_is_a_crash(tmp_path, line):
+    (tmp_path / "job.log").write_text(line + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (top.rule, top.severity, top.role) == ("AN-UNCLAIMED", "error", "cause")
+    assert "its signal SIGABRT" in top.summary and report.verdict.category == "application_error"
+
+
+def test_prose_that_names_an_allocator_function_is_no_crash(tmp_path):
+    # synthetic near miss: the same words in a sentence, not glibc's message
+    (tmp_path / "job.log").write_text("free(): invalid pointer value in the allocator docs\n")
+    assert not nccllens.analyze(str(tmp_path)).findings
