@@ -30,13 +30,18 @@ from nccllens.parse.prefixes import SHELL_DEATHS
 _DEATHS = "|".join(SHELL_DEATHS)
 
 FAMILY = "crash"  # the family column of its events is "cpp" (C++-side failures)
+# glibc's malloc_printerr texts: the heap of the process was found corrupted, and glibc aborts it
+_HEAP_WORDS = (r"(?:(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): (?:invalid (?:pointer|size|old size|"
+               r"chunk size|next size(?: \((?:fast|normal)\))?)|corrupted (?:top size|unsorted chunks(?: \d)?|"
+               r"double-linked list)|double free detected in tcache 2|memory corruption(?: \(fast\))?|unaligned [\w ]+ "
+               r"detected(?: in tcache 2)?)|double free or corruption \((?:top|out|!prev|fasttop)\)|"
+               r"corrupted size vs\. prev_size(?: in fastbins)?|corrupted double-linked list)")
 PREFILTER = (
     r"^(?:\[\d+\][+-]? +)?(?:" + _DEATHS + r"|Terminated|Hangup)(?: +\(core dumped\))?(?:\s*$| {2,}\S)"
     r"|: line \d+: +\d+ (?:" + _DEATHS + r")\b"
     r"|Caught signal \d+ \(|\*\*\* SIG[A-Z]+ (?:\(@\S+\) )?received|Fatal Python error: \S"
     r"|\] Signal: [A-Z][a-z]+[a-z ]* \(\d+\)"
-    r"|(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): (?:invalid|corrupted|double free|memory corrupt"
-    r"|unaligned)|double free or corruption \(|corrupted size vs\. prev_size"
+    r"|" + _HEAP_WORDS +
     # the shell's word right after a progress bar that never ended its line (``... 35.73s/it]Killed``)
     r"|\](?:" + _DEATHS + r")(?: +\(core dumped\))?\s*$"
 )
@@ -53,12 +58,7 @@ _ABSL = lazy_regex.compile(r"\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@\S+\) )?received(?:
 # faulthandler names the fatal signal; any other fatal error (``none_dealloc: deallocating None``, ``PyThreadState_Get:
 # ...``, ``Cannot recover from stack overflow``) is the interpreter's own, after which it aborts (SIGABRT)
 _PYTHON = lazy_regex.compile(r"Fatal Python error: (?P<what>[^:]+)")
-# glibc's malloc_printerr: the heap of the process was found corrupted, and glibc aborts it
-_HEAP_WORDS = (r"(?:(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): (?:invalid (?:pointer|size|old size|"
-               r"chunk size|next size(?: \((?:fast|normal)\))?)|corrupted (?:top size|unsorted chunks(?: \d)?|"
-               r"double-linked list)|double free detected in tcache 2|memory corruption(?: \(fast\))?|unaligned [\w ]+ "
-               r"detected(?: in tcache 2)?)|double free or corruption \((?:top|out|!prev|fasttop)\)|"
-               r"corrupted size vs\. prev_size(?: in fastbins)?|corrupted double-linked list)")
+# a whole line of it, alone (glibc 2.26 and later) or in the older "*** Error in `prog': ...: 0x... ***" wrapper
 _HEAP = lazy_regex.compile(r"^(?:" + _HEAP_WORDS + r"\s*|\*\*\* Error in `[^`]*': " + _HEAP_WORDS + r": 0x[0-9a-f]+ \*\*\*\s*)$")
 _MPI = lazy_regex.compile(r"\] Signal: (?P<what>[A-Z][a-z]+[a-z ]*) \((?P<num>\d+)\)")
 # backtrace lines: UCX " 3 0x000000000007b0ef ncclGroupEnd()  ???:0", absl "@ 0x7f... ncclGroupEnd"

@@ -76,8 +76,8 @@ def _needs_cleaning(buffer: bytes) -> bool:
     return b"\x00" in buffer or b"\r" in buffer or b"\x1b" in buffer or pasted(buffer)
 
 
-def _valid(buffer: bytes) -> bool:
-    if buffer.isascii():
+def _valid(buffer: bytes, ascii: bool) -> bool:
+    if ascii:
         return True
     try:
         buffer.decode("utf-8")
@@ -86,15 +86,15 @@ def _valid(buffer: bytes) -> bool:
     return True
 
 
-def _scanned(buffers: list[bytes], spans: list[tuple[int, int, int]], engine, first_line: int):
+def _scanned(buffers: list[bytes], ascii: list[bool], spans: list[tuple[int, int, int]], engine, first_line: int):
     """With the compiled engine: per piece (holds a match, holds a dense line, newlines), and the lines'
-    hit table (line numbers from ``first_line``)."""
+    hit table (line numbers from ``first_line``). ``ascii``: which buffers are all ASCII (the others are
+    scanned with the UTF-8 database)."""
     from nccllens.extract.engine import line_bits, scan
 
     hits, dense, counts, found = [], [], [], {}
     line = first_line
     views = [memoryview(b) for b in buffers]  # each piece scanned where it lies: no copy
-    ascii = [b.isascii() for b in buffers]  # a buffer that is not all ASCII is scanned with the UTF-8 database
     for k, a, b in spans:
         buffer = buffers[k]
         matches, is_dense = scan(engine, views[k][a:b], ascii[k])
@@ -120,7 +120,8 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
     ``engine`` (``extract.engine.Spec``) the pieces are chosen by its scan instead of keys and regexes."""
     if (not keys and engine is None) or any(_needs_cleaning(b) for b in buffers):
         return None
-    if engine is not None and not all(_valid(b) for b in buffers):
+    ascii = [b.isascii() for b in buffers] if engine is not None else []
+    if engine is not None and not all(_valid(b, a) for b, a in zip(buffers, ascii, strict=True)):
         return None
     spans: list[tuple[int, int, int]] = []
     for k, buffer in enumerate(buffers):
@@ -130,7 +131,7 @@ def candidate_lines_many(buffers: list[bytes], first_line: int, keys: tuple[str,
                           [None] * len(buffers), _NO_HITS.clear() if engine is not None else None)
     owners = [k for k, _, _ in spans]
     if engine is not None:
-        hits, dense_hits, counts, table = _scanned(buffers, spans, engine, first_line)
+        hits, dense_hits, counts, table = _scanned(buffers, ascii, spans, engine, first_line)
         return _numbered(buffers, spans, owners, hits, dense_hits, counts, first_line, stats, table)
     # the pieces are copied once, into polars; the few chosen are cut again from the buffers below
     try:

@@ -203,6 +203,12 @@ def test_a_failed_jobs_report_is_no_evidence_it_finished(tmp_path, line):
     assert "progress.finished" not in report.events["kind"].to_list()
 
 
+def analyze_line(tmp_path, line: str, name: str = "job.log"):
+    """The report on a log that holds ``line`` alone."""
+    (tmp_path / name).write_text(line + "\n")
+    return nccllens.analyze(str(tmp_path))
+
+
 # https://github.com/NVIDIA/nccl-tests/issues/180 (fixtures/public/nccl_tests_ucx_docker0_bridge_connect_refused): Open
 # MPI's UCX transport could not reach a peer at Docker's bridge address, and the job aborted before NCCL ran
 UCX_REFUSED = ("[1700554343.440877] [10-192-80-132:7356 :0]            sock.c:323  UCX  ERROR   "
@@ -210,11 +216,9 @@ UCX_REFUSED = ("[1700554343.440877] [10-192-80-132:7356 :0]            sock.c:32
 
 
 def test_a_ucx_error_line_is_a_failure_read_by_its_words(tmp_path):
-    (tmp_path / "mpirun.log").write_text(UCX_REFUSED + "\n")
-    report = nccllens.analyze(str(tmp_path))
+    report = analyze_line(tmp_path, UCX_REFUSED, "mpirun.log")
     assert report.verdict.category == "network_unreachable"
     assert "172.17.0.1" in report.findings[0].evidence[0].text
-
 
 
 # glibc's allocator finding the heap corrupted aborts the process: a crash, read as one whatever else the log says.
@@ -228,8 +232,7 @@ def test_a_ucx_error_line_is_a_failure_read_by_its_words(tmp_path):
     "*** Error in `python': double free or corruption (out): 0x00007f2c1c000b20 ***",
 ])
 def test_glibc_finding_the_heap_corrupted_is_a_crash(tmp_path, line):
-    (tmp_path / "job.log").write_text(line + "\n")
-    report = nccllens.analyze(str(tmp_path))
+    report = analyze_line(tmp_path, line)
     top = report.findings[0]
     assert (top.rule, top.severity, top.role) == ("AN-UNCLAIMED", "error", "cause")
     assert "its signal SIGABRT" in top.summary and report.verdict.category == "application_error"
@@ -237,5 +240,4 @@ def test_glibc_finding_the_heap_corrupted_is_a_crash(tmp_path, line):
 
 def test_prose_that_names_an_allocator_function_is_no_crash(tmp_path):
     # synthetic near miss: the same words in a sentence, not glibc's message
-    (tmp_path / "job.log").write_text("free(): invalid pointer value in the allocator docs\n")
-    assert not nccllens.analyze(str(tmp_path)).findings
+    assert not analyze_line(tmp_path, "free(): invalid pointer value in the allocator docs").findings
