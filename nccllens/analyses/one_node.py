@@ -5,7 +5,9 @@ node talk over P2P, NVLink or shared memory. So ``NET/IB : No device found``, ``
 ``Failed to open libibverbs.so`` or ``NCCL_IB_DISABLE=1`` are harmless in a job that runs on one node.
 When the logs show that the job ran on one node — one host, its NCCL connections all intra-node
 (``via P2P/…``, ``via SHM/…``, ``direct pointer``) and none ``via NET/…``, or every rank of a known world
-size on that host — an ``ib_fallback`` warning is demoted to context. With no such evidence (a single
+size on that host, or (where the lines name no host) intra-node connections that link every rank of the
+known world size, since only ranks of one node can talk over P2P or shared memory — an ``ib_fallback``
+warning is demoted to context. With no such evidence (a single
 node's excerpt of a multi-node job looks the same) the finding stays. The same holds for NCCL
 advertising a host-local interface (``lo``, ``docker0``): only other nodes cannot reach it.
 
@@ -27,6 +29,7 @@ CATEGORY = "ib_fallback"
 HOST_LOCAL_IFACE = ("NL-NET-007",)  # a loopback / bridge interface: unreachable from other nodes only
 CHOSEN = ("NL-IB-011",)  # NCCL_IB_DISABLE=1: a choice, not a fallback
 _IPOIB = r"^ib[\w.]*$"
+_EDGE = r"\b(\d+)\[[0-9a-fA-Fx]+\] -> (\d+)\[[0-9a-fA-Fx]+\]"
 
 
 def _hosts(events: pl.DataFrame) -> set[str]:
@@ -42,9 +45,36 @@ def _transports(summaries: pl.DataFrame | None) -> list[str]:
     return [str(k) for k in rows["key"].drop_nulls().unique().to_list()]
 
 
+def _intra_node_links_cover(summaries: pl.DataFrame | None, world: int | None) -> bool:
+    """Intra-node connections (``a[bus] -> b[bus] via P2P/SHM/…``; none via NET) that link ranks 0..world-1 into
+    one group: P2P and shared memory join only ranks of one node, so the whole job ran on one node."""
+    if summaries is None or not summaries.height or not world or world < 2:
+        return False
+    rows = summaries.filter(pl.col("family").cast(pl.String) == "nccl.transport")
+    if not rows.height or rows["key"].cast(pl.String).str.starts_with("NET").any():
+        return False
+    parent = list(range(world))
+
+    def root(node: int) -> int:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    pairs = rows["raw"].cast(pl.String).str.extract_groups(_EDGE).struct.unnest().drop_nulls()
+    for a, b in pairs.iter_rows():
+        a, b = int(a), int(b)
+        if a >= world or b >= world:
+            return False  # a rank beyond the world size: not the communicator we know
+        parent[root(a)] = root(b)
+    return len({root(r) for r in range(world)}) == 1
+
+
 def ran_on_one_node(events: pl.DataFrame, job: JobModel, summaries: pl.DataFrame | None) -> bool:
     """True only with positive evidence that every rank ran on one host."""
     hosts = _hosts(events)
+    if not hosts:
+        return _intra_node_links_cover(summaries, job.world_size)
     if len(hosts) != 1:
         return False
     vias = _transports(summaries)

@@ -143,3 +143,47 @@ def test_folders_above_the_folder_given_name_no_host(tmp_path):
     shutil.copytree(case, kept)
     top = nccllens.analyze(str(kept)).findings[0]
     assert (top.category, top.hosts) == ("host_oom", ["c002"])
+
+
+def _local_iface(case: str) -> list[tuple[str, str]]:
+    report = nccllens.analyze(str(PUBLIC / case))
+    return [(f.severity, f.role) for f in report.findings if f.rule == "NL-NET-007"]
+
+
+def test_loopback_bootstrap_with_no_host_names_is_context_when_shared_memory_links_every_rank():
+    # https://github.com/NVIDIA/nccl/issues/1190: two ranks, prefixes stripped, bootstrap on lo; rank 1 -> 0 via
+    # direct shared memory links both ranks of "nranks 2": only ranks of one node can share memory
+    found = _local_iface("nccl_2080ti_two_rank_shm_libibverbs_warn")
+    assert found and all(sev == "info" and role == "context" for sev, role in found)
+    assert nccllens.analyze(str(PUBLIC / "nccl_2080ti_two_rank_shm_libibverbs_warn")).verdict.finding is None
+
+
+# synthetic: NCCL 2.7-era "Channel %02d : %d[%lx] -> %d[%lx] via %s" lines (format of NVIDIA/nccl#1190), prefix
+# stripped, where a NET edge joins the two ranks: a multi-node job, whose loopback bootstrap stays a warning
+TWO_NODES_NO_HOSTS = """\
+NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+NCCL INFO Channel 00 : 1[89000] -> 0[3d000] [send] via NET/Socket/0
+NCCL INFO comm 0x7fac840181a0 rank 1 nranks 2 cudaDev 0 busId 89000 - Init COMPLETE
+"""
+
+
+def test_loopback_bootstrap_stays_a_warning_when_a_network_connection_joins_the_ranks(tmp_path):
+    (tmp_path / "ranks.log").write_text(TWO_NODES_NO_HOSTS)
+    report = nccllens.analyze(str(tmp_path))
+    found = [(f.severity, f.role) for f in report.findings if f.rule == "NL-NET-007"]
+    assert found == [("warning", "cause")]
+
+
+# synthetic: the same NCCL 2.7-era lines, four ranks of which shared memory links only two: the other two may sit
+# on another node, so nothing shows a one-node job
+TWO_OF_FOUR_LINKED = """\
+NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+NCCL INFO Channel 00 : 1[89000] -> 0[3d000] via direct shared memory
+NCCL INFO comm 0x7fac840181a0 rank 1 nranks 4 cudaDev 0 busId 89000 - Init COMPLETE
+"""
+
+
+def test_loopback_bootstrap_stays_a_warning_when_shared_memory_links_only_some_ranks(tmp_path):
+    (tmp_path / "ranks.log").write_text(TWO_OF_FOUR_LINKED)
+    report = nccllens.analyze(str(tmp_path))
+    assert [(f.severity, f.role) for f in report.findings if f.rule == "NL-NET-007"] == [("warning", "cause")]
