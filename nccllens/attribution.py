@@ -70,10 +70,11 @@ def attribute(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None,
 
 def _attributed(events: pl.DataFrame, channel_ranks: pl.DataFrame | None = None,
                 file_hosts: pl.DataFrame | None = None) -> pl.DataFrame:
-    # 1. NCCL init: (host, pid) -> rank in the largest communicator that process joined
+    # 1. NCCL init (and the "comm … rank N nranks M … Abort/Destroy COMPLETE" line of its teardown, which states the
+    #    same): (host, pid) -> rank in the largest communicator that process joined
     init = (
-        events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete", "torchrun.root_cause",
-                                            "torchrun.failure", "nccl.warn"])
+        events.filter(pl.col("kind").is_in(["nccl.init_start", "nccl.init_complete", "nccl.teardown",
+                                            "torchrun.root_cause", "torchrun.failure", "nccl.warn"])
                       & pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
         .sort(["nranks", "rank"], descending=[True, False], nulls_last=True)
         .group_by(["host", "pid"], maintain_order=True).agg(pl.col("rank").first())

@@ -205,8 +205,11 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
         findings[i].explains.append(findings[j].id)
     for f in out:
         f.explains.sort(key=lambda fid: int(fid[1:]))
-    for f in out:  # a root cause named by host only: the ranks that ran there
-        if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and not generic(f, job):
+    # a root cause named by host only: the ranks that ran there, when the node's rank set is known (no rank of
+    # a known world size left unplaced: it may have run on that host, so the list would name the wrong ranks)
+    placed = not job.world_size or len(job.rank_hosts) >= job.world_size
+    for f in out:
+        if f.role == "cause" and not f.explained_by and not f.ranks and f.hosts and placed and not generic(f, job):
             f.ranks = sorted(int(r) for r, h in job.rank_hosts.items() if h in f.hosts)
     _agreement(out, job)
     if harmless is not None and harmless.height and events is not None and getattr(events, "height", 0):

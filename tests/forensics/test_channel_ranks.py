@@ -60,3 +60,24 @@ def test_receive_lines_name_the_receiver(tmp_path):
     top = nccllens.analyze(str(tmp_path)).findings[0]
     assert top.category == "ib_fabric"
     assert top.ranks == [0] and top.hosts == ["spark01"]
+
+
+def test_warn_takes_the_rank_its_process_states_when_its_communicator_is_torn_down():
+    # https://github.com/modelscope/ms-swift/issues/2776 (Docker, 3 ranks): the shm WARN comes from pid 21611, whose
+    # "comm … rank 2 nranks 3 … Abort COMPLETE" line says which rank it was
+    from pathlib import Path
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "public" / "swift_docker_shm_nccl_segment"
+    top = nccllens.analyze(str(case)).findings[0]
+    assert top.category == "shm_exhausted"
+    assert top.ranks == [2] and top.hosts == ["2edaa9ce4458"]
+
+
+def test_a_host_level_cause_names_no_ranks_while_a_rank_of_the_world_is_unplaced():
+    # https://github.com/huggingface/accelerate/issues/1993: 3 ranks on one VM; the WARN's process never says its rank
+    # and rank 1 is placed nowhere, so the host's known ranks (0, 2) are not the culprit list
+    from pathlib import Path
+    case = (Path(__file__).resolve().parents[2] / "fixtures" / "public"
+            / "accelerate_azure_a100_3of4_gpus_nccl_graph_file_dev3_not_found")
+    top = nccllens.analyze(str(case)).findings[0]
+    assert top.rule == "NL-NCCL-021" and top.category == "config_mismatch"
+    assert top.ranks == [] and top.hosts == ["a100-4x-machines-23fsd-2-dev"]
