@@ -143,6 +143,13 @@ def category_of(row: dict) -> str:
         for pattern, category in CRASH_LIBRARY:
             if pattern.search(str(row.get("detail") or "")):
                 return category
+    if row.get("kind") == "kernel.segfault":  # the kernel's report of a process's own fault, by the library it was in
+        where = str(row.get("detail") or "")
+        where = "in " + where.rsplit(" in ", 1)[-1] if " in " in where else f"in {where}"
+        for pattern, category in CRASH_LIBRARY:
+            if pattern.search(where):
+                return category
+        return "application_error"
     if signal in SIGNAL:
         return SIGNAL[signal]
     text = f"{row.get('message') or ''} {row.get('detail') or ''}"

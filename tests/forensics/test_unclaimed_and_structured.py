@@ -450,3 +450,17 @@ def test_an_exception_unpickling_what_an_object_collective_received_is_the_colle
     assert unread and unread[0].category == "collective_timeout" and unread[0].role == "symptom"
     assert not [f for f in report.findings if f.category == "application_error" and f.role == "cause"]
     assert "UnpicklingError" in unread[0].evidence[0].text or "UnpicklingError" in unread[0].title
+
+
+# synthetic: built from the x86 kernel's "traps: %s[%d] general protection fault ip:%lx sp:%lx error:%lx" and its
+# " in %s[%lx+%lx]" object suffix (arch/x86/kernel/traps.c, Linux 5.x/6.x), under dmesg -T time
+GP_FAULT_IN = "[Mon Mar  4 10:12:01 2024] traps: python[1234] general protection fault ip:7f1234567890 sp:7ffd12345678 error:0 in {obj}[7f1234500000+195000]\n"
+
+
+@pytest.mark.parametrize(("obj", "category"), [("libc.so.6", "application_error"),
+                                               ("libnccl.so.2", "nccl_internal"),
+                                               ("libcuda.so.1", "cuda_error")])
+def test_the_kernels_report_of_a_process_fault_is_that_process_crash_not_the_gpu(tmp_path, obj, category):
+    report = analyze(tmp_path, GP_FAULT_IN.format(obj=obj))
+    assert report.verdict.category == category
+    assert all(f.category != "gpu_hardware" for f in report.findings)
