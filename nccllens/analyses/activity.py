@@ -21,7 +21,7 @@ import polars as pl
 
 from nccllens import lazy_regex
 from nccllens.analyses.busy_bars import bars_of, still_moving
-from nccllens.analyses.common import NONE, hosts_of, make_finding, rank_list
+from nccllens.analyses.common import NONE, hosts_of, joined_ranks, make_finding, rank_list
 from nccllens.analyses.reads import reads
 from nccllens.parse.progress import clock_ms
 from nccllens.report.model import Finding, RankStatus
@@ -70,7 +70,7 @@ def busy_while_waiting(events: pl.DataFrame, seen: int | None, status: list[Rank
     waits = _waiting(events)
     if not waits.height:
         return []
-    waiting = {int(r) for r in waits["rank"].drop_nulls().to_list()}
+    waiting = {int(r) for r in waits["rank"].drop_nulls().to_list()} | joined_ranks(events)
     busy = bars_of(events, waiting, summaries)
     if busy.height:  # a bar with no rank must also have moved while the others waited (a rank's own need not)
         busy = busy.filter("open")

@@ -148,3 +148,15 @@ def hosts_of(ranks, rank_hosts: Mapping[int, str]) -> list[str]:
 
 def rank_list(ranks) -> str | PerLang:
     return compact_ranks(sorted(ranks)) if ranks else SOME_RANKS
+
+
+# torch's desync report: ``[0, 1, ...] joined but didn't finish collective #730``: those ranks were inside the collective
+JOINED = r"\[([\d, ]+)\] joined but didn't finish collective"
+
+
+def joined_ranks(events: pl.DataFrame) -> set[int]:
+    """Ranks the desync report says entered the collective that timed out: waiting in it, not late or elsewhere."""
+    if not events.height:
+        return set()
+    lists = events.filter(pl.col("message").fill_null("").str.contains(JOINED))["message"].str.extract(JOINED, 1)
+    return {int(r) for found in lists.drop_nulls().to_list() for r in found.split(",") if r.strip().isdigit()}

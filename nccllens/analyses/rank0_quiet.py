@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import hosts_of, make_finding, rank_list
+from nccllens.analyses.common import hosts_of, joined_ranks, make_finding, rank_list
 from nccllens.report.model import Finding
 
 
@@ -27,8 +27,8 @@ def rank0_not_waiting(findings: list[Finding], events: pl.DataFrame, rank_hosts:
     if not waits.height or any(r is None for r in ranks):
         return []  # a timeout whose rank the logs do not state may be rank 0's
     waiting = sorted({int(r) for r in ranks})
-    if 0 in waiting:
-        return []
+    if 0 in waiting or 0 in joined_ranks(events):
+        return []  # rank 0 waited too (the desync report may be the only line that says so)
     own = events.filter((pl.col("rank") == 0) & pl.col("level").is_in(["error", "critical"]))
     if own.height:
         return []  # rank 0 failed on its own: that finding is the story

@@ -549,3 +549,12 @@ def test_a_setting_that_differs_between_nodes_of_a_finished_job_is_context(tmp_p
     assert report.verdict.category == "none"
     mismatch = [f for f in report.findings if f.rule == "AN-CONFIG-MISMATCH"]
     assert mismatch and all((f.severity, f.role) == ("info", "context") for f in mismatch)
+
+
+def test_ranks_the_desync_report_says_joined_the_collective_are_neither_busy_nor_missing(tmp_path):
+    # https://github.com/hiyouga/LlamaFactory/issues/9496: a tqdm bar drawn once at 0/4325, then rank 6's timeout whose
+    # desync report says all 16 ranks joined collective #730 and none finished: nobody was late, rank 0 included
+    case = Path(PROJECT) / "fixtures" / "public" / "llamafactory_multinode_first_step_allreduce_730_all16_joined_none_finished"
+    report = _analyze(tmp_path, {"node.log": (case / "node.log").read_text(encoding="utf-8")})
+    assert not [f for f in report.findings if f.rule in ("AN-RANK-BUSY", "AN-RANK0-NOT-WAITING")]
+    assert report.findings[0].category == "collective_timeout"
