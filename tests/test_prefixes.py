@@ -90,6 +90,9 @@ def test_two_ranks_glued_on_one_line_are_split():
     ("slurm-48213.out", None, None, None, None),
     ("bundle.tar.gz!gpu-node-02/kern.log", "gpu-node-02", None, None, None),
     ("nccl.gpu-node-05.31337.log", "gpu-node-05", None, None, None),
+    ("worker_0/stderr.log", "worker_0", None, None, None),
+    # a folder named for what happened (words joined by "_") names no machine, whatever word it starts with
+    ("gpu_h200_accelerate_launch_cuda_oom/console.log", None, None, None, None),
 ])
 def test_path_layouts_give_hints(path, host, rank, local_rank, attempt):
     h = hints_for(path)

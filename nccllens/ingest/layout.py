@@ -27,7 +27,7 @@ _ROLE_WORDS = r"node|host|gpu|worker|compute|master|server|dgx|hgx|cn|gn|ip|trai
 _LOG_WORDS = (r"dmesg|kern|kernel|syslog|journal|journalctl|console|stdout|stderr|log|logs|nccl|torchrun|output|"
               r"train|training|job|out|err|messages")
 _HOSTLIKE = lazy_regex.compile(
-    r"^(?:(?:" + _ROLE_WORDS + r")[-_]?[a-z0-9][\w.-]*"
+    r"^(?:(?:" + _ROLE_WORDS + r")[-_]?[a-z0-9][a-z0-9.-]*"  # a role word, then host characters (no second "_")
     r"|[a-z]{2,}\d{2,}(?:[-.][a-z0-9]+)*"
     r"|(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{12})$",  # a container's short id names its host: 8d6bf97c3bf4
     re.I,
