@@ -110,7 +110,7 @@ def steps(events: pl.DataFrame, lang: str, job: JobModel | None = None, status: 
         (main_first.waiting_for_main, lambda: (events, hosts, dead(), lang)),
         (activity.gloo_absent, lambda: (events, ws.size, status, hosts, lang)),
         (slow_steps.slow_steps, lambda: (events, hosts, lang)),
-        (first_collective.first_collective_hang, lambda: (events, hosts, lang)),
+        (first_collective.first_collective_hang, lambda: (events, hosts, lang, ws.size, summaries)),
         (first_collective.wallclock_kill, lambda: (events, lang)),
         (config_diff.config_mismatch, lambda: (events, lang)),
         (config_diff.transport_mismatch, lambda: (events, lang)),

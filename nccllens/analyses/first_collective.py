@@ -7,6 +7,7 @@ import polars as pl
 
 from nccllens import lazy_regex
 from nccllens.analyses.common import NOT_STATED, PerLang, make_finding, rank_list
+from nccllens.analyses.one_node import intra_node_links_cover
 from nccllens.analyses.reads import reads
 from nccllens.report.model import Finding
 
@@ -15,14 +16,17 @@ CONSEQUENCE = lazy_regex.compile(r"(?i)time[ds]?[ _-]?out|watchdog|taking the en
 
 
 @reads("torch.watchdog_timeout", "progress.bench*")
-def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) -> list[Finding]:
+def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str, world: int | None = None,
+                          summaries: pl.DataFrame | None = None) -> list[Finding]:
     """Every rank of a one-node job stuck in the very first collective, with no error but the timeouts (or
     an nccl-tests run whose header never got a result row): GPU peer-to-peer that hangs (ACS, IOMMU, a
     PCIe switch without P2P) is the usual cause. A suspect, at low confidence: the experiment decides."""
     hosts = [str(h) for h in events["host"].drop_nulls().unique().to_list()]
     members = events.filter(pl.col("kind") == "progress.bench_rank")
     one_process = bool(members.height) and members["pid"].is_null().all() and not hosts  # NCCL 1.x tests
-    if len(hosts) != 1 and not one_process:
+    # where no line names a host, NCCL's own connections may show one node: P2P/shared-memory links joining every rank
+    linked = not hosts and intra_node_links_cover(summaries, world)
+    if len(hosts) != 1 and not one_process and not linked:
         return []  # one node, and the logs must say which: an excerpt without hosts may span many
     errors = events.filter(pl.col("level").is_in(["error", "critical"]))
     waits = events.filter(pl.col("kind") == "torch.watchdog_timeout")
@@ -54,7 +58,7 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
     else:
         return []
     ranks = sorted({int(r) for r in evidence["rank"].drop_nulls().to_list()})
-    node = hosts[0] if hosts else PerLang(en="the test's node", zh="运行测试的节点")
+    node = hosts[0] if hosts else PerLang(en="the job's node", zh="作业所在节点")
     return [make_finding("AN-FIRST-COLLECTIVE-HANG", lang, evidence, ranks=(), hosts=hosts,
                          stuck=stuck, node=node, waiting=rank_list(ranks) if ranks else PerLang(en="all", zh="所有"))]
 

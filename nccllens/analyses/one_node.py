@@ -45,7 +45,7 @@ def _transports(summaries: pl.DataFrame | None) -> list[str]:
     return [str(k) for k in rows["key"].drop_nulls().unique().to_list()]
 
 
-def _intra_node_links_cover(summaries: pl.DataFrame | None, world: int | None) -> bool:
+def intra_node_links_cover(summaries: pl.DataFrame | None, world: int | None) -> bool:
     """Intra-node connections (``a[bus] -> b[bus] via P2P/SHM/…``; none via NET) that link ranks 0..world-1 into
     one group: P2P and shared memory join only ranks of one node, so the whole job ran on one node."""
     if summaries is None or not summaries.height or not world or world < 2:
@@ -74,7 +74,7 @@ def ran_on_one_node(events: pl.DataFrame, job: JobModel, summaries: pl.DataFrame
     """True only with positive evidence that every rank ran on one host."""
     hosts = _hosts(events)
     if not hosts:
-        return _intra_node_links_cover(summaries, job.world_size)
+        return intra_node_links_cover(summaries, job.world_size)
     if len(hosts) != 1:
         return False
     vias = _transports(summaries)

@@ -187,3 +187,29 @@ def test_loopback_bootstrap_stays_a_warning_when_shared_memory_links_only_some_r
     (tmp_path / "ranks.log").write_text(TWO_OF_FOUR_LINKED)
     report = nccllens.analyze(str(tmp_path))
     assert [(f.severity, f.role) for f in report.findings if f.rule == "NL-NET-007"] == [("warning", "cause")]
+
+
+# composed (the scenario is synthetic): the prefix-stripped two-rank NCCL start-up of NVIDIA/nccl#1190 (rank 1 -> 0
+# over shared memory, "nranks 2"), then both ranks' watchdog timeouts in collective 1: rank 1's line is real
+# (https://github.com/huggingface/picotron_tutorial/issues/6, torch 2.x), rank 0's is built from the same format
+FIRST_COLLECTIVE_NO_HOSTS = """\
+NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+NCCL INFO Channel 00 : 1[89000] -> 0[3d000] via direct shared memory
+NCCL INFO Channel 01 : 1[89000] -> 0[3d000] via direct shared memory
+NCCL INFO comm 0x7fac840181a0 rank 1 nranks 2 cudaDev 0 busId 89000 - Init COMPLETE
+[E ProcessGroupNCCL.cpp:474] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=120000) ran for 120621 milliseconds before timing out.
+[E ProcessGroupNCCL.cpp:474] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=120000) ran for 120633 milliseconds before timing out.
+"""
+
+
+def test_every_rank_stuck_in_collective_1_of_a_job_its_links_show_on_one_node_is_a_p2p_suspect(tmp_path):
+    (tmp_path / "console.log").write_text(FIRST_COLLECTIVE_NO_HOSTS)
+    report = nccllens.analyze(str(tmp_path))
+    assert report.findings[0].rule == "AN-FIRST-COLLECTIVE-HANG"
+    assert report.findings[0].category == "p2p_topology" and report.findings[0].hosts == []
+
+
+def test_without_hosts_or_links_collective_1_timeouts_make_no_p2p_suspect(tmp_path):
+    (tmp_path / "console.log").write_text("\n".join(FIRST_COLLECTIVE_NO_HOSTS.splitlines()[4:]) + "\n")
+    report = nccllens.analyze(str(tmp_path))
+    assert not [f for f in report.findings if f.rule == "AN-FIRST-COLLECTIVE-HANG"]
