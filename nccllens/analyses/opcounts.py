@@ -99,6 +99,11 @@ def divergence(summaries: pl.DataFrame, events: pl.DataFrame, rank_hosts: dict[i
         return []
     coll = _communicators(coll, events).filter(pl.col("comm").is_not_null()
                                                & (pl.col("member").is_not_null() | pl.col("proc").is_not_null()))
+    # only the (communicator, opCount) groups where a majority can have a minority are read in Python: three
+    # rows or more, holding more than one call (a job of many small files has thousands of groups, nearly all not)
+    can_differ = coll.group_by(["comm", "last_seq"]).agg(
+        ((pl.len() >= 3) & (pl.struct("op", "size", "dtype").n_unique() > 1)).alias("may_differ")).filter("may_differ")
+    coll = coll.join(can_differ.select("comm", "last_seq"), on=["comm", "last_seq"], how="semi", maintain_order="left")
     out = []
     for (comm, seq), group in coll.group_by(["comm", "last_seq"], maintain_order=True):
         ranked = group["member"].is_not_null().all()  # else every member by its process
