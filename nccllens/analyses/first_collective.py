@@ -58,7 +58,9 @@ def first_collective_hang(events: pl.DataFrame, rank_hosts: dict[int, str], lang
     else:
         return []
     ranks = sorted({int(r) for r in evidence["rank"].drop_nulls().to_list()})
-    node = hosts[0] if hosts else PerLang(en="the job's node", zh="作业所在节点")
+    unnamed = (PerLang(en="the job's node", zh="作业所在节点") if waits.height
+               else PerLang(en="the test's node", zh="运行测试的节点"))
+    node = hosts[0] if hosts else unnamed
     return [make_finding("AN-FIRST-COLLECTIVE-HANG", lang, evidence, ranks=(), hosts=hosts,
                          stuck=stuck, node=node, waiting=rank_list(ranks) if ranks else PerLang(en="all", zh="所有"))]
 
