@@ -25,6 +25,8 @@ SIGNAL = {"SIGKILL": "host_oom", "SIGBUS": "shm_exhausted", "SIGTERM": "job_kill
 FAULTS = ("SIGSEGV", "SIGABRT", "SIGFPE")
 CRASH_LIBRARY = ((lazy_regex.compile(r"^in lib(?:nccl|rccl)"), "nccl_internal"),
                  (lazy_regex.compile(r"^in lib(?:cuda|cudart|nvidia-[\w-]+)\.so"), "cuda_error"))
+# the object a fault happened in, as the kernel's segfault and trap reports end: `` in libnccl.so.2[7f0c89a00000+1e00000]``
+FAULT_OBJECT = lazy_regex.compile(r"\bin [^\s\[]+(?=\[)")
 # event kinds whose meaning the parser already fixed
 KIND = {"torch.watchdog_timeout": "collective_timeout", "torch.store_timeout": "rendezvous_timeout",
         "torchrun.rendezvous_error": "rendezvous_timeout", "kernel.xid": "gpu_hardware", "kernel.sxid": "gpu_hardware",
@@ -143,13 +145,10 @@ def category_of(row: dict) -> str:
         for pattern, category in CRASH_LIBRARY:
             if pattern.search(str(row.get("detail") or "")):
                 return category
-    if row.get("kind") == "kernel.segfault":  # the kernel's report of a process's own fault, by the library it was in
-        where = str(row.get("detail") or "")
-        where = "in " + where.rsplit(" in ", 1)[-1] if " in " in where else f"in {where}"
-        for pattern, category in CRASH_LIBRARY:
-            if pattern.search(where):
-                return category
-        return "application_error"
+    if row.get("kind") == "kernel.segfault":  # the kernel's report of a process's own fault, by the object it was in
+        where = FAULT_OBJECT.search(str(row.get("message") or ""))
+        return next((category for pattern, category in CRASH_LIBRARY if where and pattern.search(where[0])),
+                    "application_error")
     if signal in SIGNAL:
         return SIGNAL[signal]
     text = f"{row.get('message') or ''} {row.get('detail') or ''}"

@@ -77,7 +77,7 @@ def _segfault(m: re.Match) -> dict:
 
 
 def _trap(m: re.Match) -> dict:
-    return {"pid": int(m["pid"]), "value": m["comm"], "detail": f"{m['what']} in {m['obj']}" if m["obj"] else m["what"]}
+    return {"pid": int(m["pid"]), "value": m["comm"], "detail": m["what"]}
 
 
 def _hung(m: re.Match) -> dict:
@@ -121,8 +121,8 @@ HOST_MESSAGES: list[tuple[str, str, Fields]] = [
     ("kernel.oom_kill", r"oom_reaper: reaped process (?P<pid>\d+) \((?P<comm>[^)]*)\)", _oom_reaped),
     ("kernel.segfault", r"(?:^|[\s\[])(?P<comm>[^\s\[]+)\[(?P<pid>\d+)\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error [0-9a-f]+"
      r"(?: in (?P<obj>[^\[\s]+))?", _segfault),
-    ("kernel.segfault", r"traps: (?P<comm>[^\s\[]+)\[(?P<pid>\d+)\] (?P<what>general protection fault|trap [a-z ]+?) ip:"
-     r"(?:\S+ sp:\S+ error:\S+ in (?P<obj>[^\[\s]+))?", _trap),
+    ("kernel.segfault", r"traps: (?P<comm>[^\s\[]+)\[(?P<pid>\d+)\] (?P<what>general protection fault|trap [a-z ]+?) ip:",
+     _trap),
     ("kernel.hung_task", r"task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds", _hung),
     ("kernel.hung_task", r"BUG: soft lockup - CPU#\d+ stuck for (?P<secs>\d+)s! \[(?P<comm>.+?):(?P<pid>\d+)\]",
      _soft_lockup),
