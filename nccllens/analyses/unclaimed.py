@@ -110,6 +110,7 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
     claimed = pl.concat([claimed, chained_to(events, claimed)]).unique()
     rows = (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
             .join(claimed, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
+    rows = without_aborts_after_failure(rows, events)
     if not rows.height:
         return []
     # each distinct combination of the fields is classified once, however often it repeats
@@ -143,6 +144,28 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
             finding.role = "symptom"
         out.append(finding)
     return out
+
+
+ABORT = (pl.col("kind") == "cpp.signal") & (pl.col("signal").cast(pl.String) == "SIGABRT")
+
+
+def without_aborts_after_failure(rows: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` less the process aborts (SIGABRT: faulthandler's ``Fatal Python error: Aborted``, glibc's heap
+    check, an uncaught C++ exception's ``abort()``) reported after a failure line of the same file: an abort
+    is how a process ends once an error was raised (torch's watchdog aborts on purpose after a timeout), so
+    the failure before it is the cause, not the abort. An abort with nothing failing before it stays."""
+    aborts = rows.filter(ABORT)
+    if not aborts.height:
+        return rows
+    failing, _ = _failing(False)
+    firsts = (events.filter(failing & ~ABORT).group_by(pl.col("file").cast(pl.String))
+              .agg(pl.col("line").cast(pl.Int64).min().alias("_first")))
+    late = (aborts.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64))
+            .join(firsts, on="file").filter(pl.col("_first") < pl.col("line")).select("file", "line"))
+    if not late.height:
+        return rows
+    return (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
+            .join(late, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
 
 
 def chain_heads(events: pl.DataFrame) -> pl.DataFrame:

@@ -21,6 +21,7 @@ from nccllens.parse.base import FileContext, Line
 from nccllens.parse.headers import split_header
 from nccllens.parse.prefixes import BARE_STREAM
 from nccllens.parse.raised_where import RECEIVED_OBJECT, unpickles_received, with_frames_above
+from nccllens.parse.timed_out_tasks import with_timed_out_tasks
 from nccllens.parse.tracebacks import (
     MAX_TRACEBACK_LINES,
     TRACEBACK_HEAD,
@@ -216,6 +217,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             if TRACEBACK_HEAD.match(body):
                 event, used = _traceback_event(line, body, header, ctx, logged=logged)
                 consumed.update(f.line for f in used)
+                with_timed_out_tasks(event, used, ctx)
                 yield event
                 continue
             if body[:2].isspace():
@@ -224,6 +226,7 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             if event is not None:
                 if event.get("exc_type"):
                     with_frames_above(event, line, body, ctx)
+                with_timed_out_tasks(event, [line], ctx)
                 yield event
         except Exception:  # noqa: BLE001 - one odd line must not cost the file its events
             continue
