@@ -8,16 +8,12 @@ import os
 import shutil
 import sys
 
-from rich.console import Console
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
-
 from nccllens import lazy_regex
 from nccllens.report.labels import category_label, colon, label, paren, skip_reason
 from nccllens.report.life import life_lines
 from nccllens.report.model import Finding, Report
 from nccllens.report.next_steps import next_steps, skip_reasons, summary_line
+from nccllens.report.plain_console import NeedsRich, PlainConsole
 from nccllens.report.text_grid import grid_lines, timeline_lines
 from nccllens.report.view import (
     clock,
@@ -48,53 +44,62 @@ def want_colour(color: bool | None, env: dict[str, str] | None = None, isatty: b
     return sys.stdout.isatty() if isatty is None else isatty
 
 
-def _console(color: bool, width: int, wrap: bool = True) -> Console:
+def _console(color: bool, width: int, wrap: bool = True):
+    """Rich's console (colour, or wrapping to a terminal's width), its ``Text`` as ``console.Text``."""
+    from rich.console import Console
+    from rich.text import Text
+
     truecolor = os.environ.get("COLORTERM", "") in ("truecolor", "24bit")
     console = Console(file=io.StringIO(), width=width, force_terminal=color, no_color=not color,
                       color_system=("truecolor" if truecolor else "256") if color else None,
                       highlight=False, emoji=False, markup=False, soft_wrap=False, record=True)
     console.wrap = wrap  # type: ignore[attr-defined]  # False: piped, a line stays one line
+    console.Text = Text  # type: ignore[attr-defined]
     return console
 
 
-def _heading(console: Console, text: str) -> None:
+def _heading(console, text: str) -> None:
     console.print()
-    console.print(Text(text, style="bold underline"))
+    console.print(console.Text(text, style="bold underline"))
 
 
-def _out(console: Console, text: Text, indent: int) -> None:
+def _out(console, text, indent: int) -> None:
     """Print ``text`` wrapped under its own indentation (a hanging indent); unwrapped when piped, so
     that a command copied from it is still one line."""
     if not getattr(console, "wrap", True):
-        console.print(Text(" " * indent) + text, soft_wrap=True)
+        console.print(console.Text(" " * indent) + text, soft_wrap=True)
         return
+    from rich.padding import Padding
+
     console.print(Padding(text, (0, 0, 0, indent), expand=False), overflow="fold")
 
 
-def _hang(console: Console, prefix: Text, body: Text, indent: int) -> None:
+def _hang(console, prefix, body, indent: int) -> None:
     """``prefix`` then ``body``, wrapped lines of ``body`` under its own start (a hanging indent)."""
     if not getattr(console, "wrap", True):
-        console.print(Text(" " * indent) + prefix + body, soft_wrap=True)
+        console.print(console.Text(" " * indent) + prefix + body, soft_wrap=True)
         return
+    from rich.table import Table
+
     grid = Table.grid()
     if indent:
         grid.add_column(width=indent)
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row(*([Text("")] if indent else []), prefix, body)
+    grid.add_row(*([console.Text("")] if indent else []), prefix, body)
     console.print(grid)
 
 
-def _numbered(console: Console, line: str, indent: int) -> None:
+def _numbered(console, line: str, indent: int) -> None:
     m = NUMBERED.match(line)
     if m:
-        _hang(console, Text(m.group(1)), Text(line[m.end(1):]), indent)
+        _hang(console, console.Text(m.group(1)), console.Text(line[m.end(1):]), indent)
     else:
-        _out(console, Text(line), indent)
+        _out(console, console.Text(line), indent)
 
 
-def _finding(console: Console, f: Finding, lang: str, indent: int, nested: bool = False) -> None:
-    head = Text()
+def _finding(console, f: Finding, lang: str, indent: int, nested: bool = False) -> None:
+    head = console.Text()
     head.append(f" {label(f.severity, lang).upper()} ", style=SEVERITY_STYLE.get(f.severity, ""))
     head.append(f" {label(shown_role(f, nested), lang)} · {category_label(f.category, lang)} · {f.rule}  ", style="dim")
     head.append(f.text("title", lang), style="bold")
@@ -103,66 +108,66 @@ def _finding(console: Console, f: Finding, lang: str, indent: int, nested: bool 
         head.append(f"  [{place}]", style="magenta")
     if f.first_seen:
         head.append(f"  {clock(f.first_seen)}", style="cyan")
-    _hang(console, Text(f"{f.id} ", style="bold"), head, indent)
+    _hang(console, console.Text(f"{f.id} ", style="bold"), head, indent)
     pad = indent + 4
     if f.role == "cause":
         summary = f.text("summary", lang)
         if summary:
-            _out(console, Text(summary), pad)
+            _out(console, console.Text(summary), pad)
         remediation = f.text("remediation", lang).strip()
         if remediation:
-            _out(console, Text(label("remediation", lang) + colon(lang).rstrip(), style="bold green"), pad)
+            _out(console, console.Text(label("remediation", lang) + colon(lang).rstrip(), style="bold green"), pad)
             for line in remediation.splitlines():
                 _numbered(console, line, pad + 2)
     shown = EVIDENCE_LINES.get(f.role, 1)
     for e in f.evidence[:shown]:
-        line = Text(evidence_location(e.file, e.line), style="blue")
+        line = console.Text(evidence_location(e.file, e.line), style="blue")
         line.append("  " + e.text.rstrip(), style="default")
         _out(console, line, pad)
     more = max(f.count, len(f.evidence)) - min(shown, len(f.evidence))
     if more > 0:
-        _out(console, Text(f"… +{more} {label('lines', lang)}", style="dim"), pad)
+        _out(console, console.Text(f"… +{more} {label('lines', lang)}", style="dim"), pad)
 
 
-def _findings(console: Console, report: Report, lang: str) -> None:
+def _findings(console, report: Report, lang: str) -> None:
     _heading(console, label("findings", lang))
     groups = finding_tree(report)
     if not groups:
-        console.print(Text(label("no_findings", lang)))
+        console.print(console.Text(label("no_findings", lang)))
     for group in groups:
         _finding(console, group.finding, lang, 0)
         if group.explains:
-            console.print(Text(f"    └ {label('symptoms', lang)}{paren(str(len(group.explains)), lang, ' ')}",
+            console.print(console.Text(f"    └ {label('symptoms', lang)}{paren(str(len(group.explains)), lang, ' ')}",
                                style="dim"))
             for child in group.explains:
                 _finding(console, child, lang, 6, nested=True)
 
 
-def _inputs(console: Console, report: Report, lang: str, verbose: bool) -> None:
+def _inputs(console, report: Report, lang: str, verbose: bool) -> None:
     inv = inventory(report)
     _heading(console, label("inputs", lang))
-    console.print(Text(inventory_line(inv, lang)))
+    console.print(console.Text(inventory_line(inv, lang)))
     if not verbose:  # counts only (and what needs a look: the configuration used, files with notes); -v lists all
         for i in inv.read:
             if i.kind == "configuration" or i.notes:
                 extra = ", ".join(filter(None, [i.kind, *i.notes]))
-                _out(console, Text(f"{label('read', lang)}    {i.path}  ({extra})"), 2)
+                _out(console, console.Text(f"{label('read', lang)}    {i.path}  ({extra})"), 2)
         for reason, n in skip_reasons(report):
             said = f"跳过 {n} 个：{skip_reason(reason, lang)}" if lang == "zh" else f"{n} skipped: {reason}"
-            _out(console, Text(said, style="yellow"), 2)
+            _out(console, console.Text(said, style="yellow"), 2)
         return
     for i in inv.read[:INVENTORY_LIMIT]:
         detail = f"{i.lines} {label('lines', lang)}, {i.events} {label('events', lang)}"
         extra = ", ".join(filter(None, [i.kind, i.host, *i.notes]))
-        _out(console, Text(f"{label('read', lang)}    {i.path}  ({detail}{', ' + extra if extra else ''})"), 2)
+        _out(console, console.Text(f"{label('read', lang)}    {i.path}  ({detail}{', ' + extra if extra else ''})"), 2)
     if len(inv.read) > INVENTORY_LIMIT:
-        console.print(Text(f"  … +{len(inv.read) - INVENTORY_LIMIT} {label('files', lang)}", style="dim"))
+        console.print(console.Text(f"  … +{len(inv.read) - INVENTORY_LIMIT} {label('files', lang)}", style="dim"))
     for i in inv.skipped:
-        _out(console, Text(f"{label('skipped', lang)} {i.path}{colon(lang)}{skip_reason(i.skipped or '', lang)}",
+        _out(console, console.Text(f"{label('skipped', lang)} {i.path}{colon(lang)}{skip_reason(i.skipped or '', lang)}",
                            style="yellow"), 2)
 
 
-def _next_steps(console: Console, report: Report, lang: str) -> None:
+def _next_steps(console, report: Report, lang: str) -> None:
     steps = next_steps(report, lang)
     if steps:
         _heading(console, label("remediation", lang))
@@ -171,32 +176,34 @@ def _next_steps(console: Console, report: Report, lang: str) -> None:
 
 
 def build(report: Report, color: bool, width: int, lang: str, verbose: bool = False, quiet: bool = False,
-          wrap: bool = True) -> Console:
-    console = _console(color, width, wrap)
-    verdict = Text(f"{label('verdict', lang)}{colon(lang)}", style="bold")
+          wrap: bool = True, console=None):
+    """The report printed on ``console`` (rich's, made here unless given: a ``PlainConsole`` prints the same
+    lines when nothing is coloured or wrapped); returns it."""
+    console = _console(color, width, wrap) if console is None else console
+    verdict = console.Text(f"{label('verdict', lang)}{colon(lang)}", style="bold")
     style = "bold green" if report.verdict.category == "none" else "bold red"
     verdict.append(verdict_sentence(report, lang), style=style)
     verdict.append(paren(f"{label('confidence', lang)} {report.verdict.confidence:.2f}", lang), style="dim")
     _out(console, verdict, 0)
     if report.job.year_guessed and not quiet:
-        _out(console, Text(label("year_note", lang), style="yellow"), 0)
+        _out(console, console.Text(label("year_note", lang), style="yellow"), 0)
     if not quiet:
         _next_steps(console, report, lang)
         _findings(console, report, lang)
         _heading(console, label("ranks", lang))
-        for line in grid_lines(report, width, lang):
+        for line in grid_lines(report, width, lang, console.Text):
             console.print(line, no_wrap=True, overflow="ellipsis")
         signs = life_lines(report, lang)
         if signs:
             _heading(console, label("last_signs", lang))
             for line in signs:
-                _out(console, Text(line), 0)
+                _out(console, console.Text(line), 0)
         _heading(console, label("timeline", lang))
-        for line in timeline_lines(report, width, lang):
+        for line in timeline_lines(report, width, lang, console.Text):
             console.print(line, no_wrap=True, overflow="ellipsis")
         _inputs(console, report, lang, verbose)
     console.print()
-    _out(console, Text(summary_line(report, lang), style="bold"), 0)
+    _out(console, console.Text(summary_line(report, lang), style="bold"), 0)
     return console
 
 
@@ -209,6 +216,13 @@ def render(report: Report, color: bool | None = None, width: int | None = None, 
     if wrap is None:
         wrap = width is not None or sys.stdout.isatty()
     width = width or shutil.get_terminal_size((100, 24)).columns
-    console = build(report, want_colour(color), max(40, width), lang or report.lang, verbose, quiet, wrap)
-    text = console.file.getvalue()  # type: ignore[attr-defined]
+    color, width, lang = want_colour(color), max(40, width), lang or report.lang
+    text = None
+    if not color and not wrap:  # rich would only copy the lines: lay them out without importing it
+        try:
+            text = build(report, color, width, lang, verbose, quiet, wrap, console=PlainConsole(width)).getvalue()
+        except NeedsRich:
+            text = None
+    if text is None:
+        text = build(report, color, width, lang, verbose, quiet, wrap).file.getvalue()  # type: ignore[attr-defined]
     return "\n".join(line.rstrip() for line in text.split("\n"))

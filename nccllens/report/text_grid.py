@@ -1,8 +1,7 @@
-"""The rank grid and the first-failures timeline for the terminal, as rich Text lines."""
+"""The rank grid and the first-failures timeline for the terminal, as lines of the console's ``Text`` (rich's,
+or ``plain_console.PlainText`` where nothing is coloured)."""
 
 from __future__ import annotations
-
-from rich.text import Text
 
 from nccllens.report.first_failures import alike, first_failures
 from nccllens.report.grid import HostRow, host_rows, row_counts, state_counts
@@ -24,7 +23,7 @@ def cell_style(state: str) -> str:
     return f"bold {_ink(colour)} on {colour}"
 
 
-def legend(report: Report, lang: str) -> Text:
+def legend(report: Report, lang: str, Text) -> object:
     text = Text(f"{label('legend', lang)}{colon(lang)}")
     for i, (state, n) in enumerate(state_counts(report)):
         if i:
@@ -44,14 +43,14 @@ def _suffix(row: HostRow, lang: str) -> str:
     return text
 
 
-def grid_lines(report: Report, width: int, lang: str) -> list[Text]:
+def grid_lines(report: Report, width: int, lang: str, Text) -> list:
     """One line per host row (long rows wrap under themselves); collapsed rows say how many hosts."""
     rows = host_rows(report, max_rows=max(8, min(40, width // 3)))
     if not rows:
         return [Text(label("no_ranks", lang))]
     name_width = min(LABEL_MAX, max(len(r.label) for r in rows))
     room = max(8, width - name_width - 2)
-    lines = [legend(report, lang)]
+    lines = [legend(report, lang, Text)]
     for row in rows:
         name = row.label if len(row.label) <= name_width else row.label[: name_width - 1] + "…"
         suffix = _suffix(row, lang)
@@ -68,7 +67,7 @@ def grid_lines(report: Report, width: int, lang: str) -> list[Text]:
     return lines
 
 
-def timeline_lines(report: Report, width: int, lang: str, limit: int = 10) -> list[Text]:
+def timeline_lines(report: Report, width: int, lang: str, Text, limit: int = 10) -> list:
     failures = first_failures(report)
     if not failures:
         return [Text(label("no_failures", lang))]
