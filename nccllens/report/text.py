@@ -1,5 +1,7 @@
-"""The terminal report (rich): the verdict sentence, causes with the symptoms they explain, evidence
-as ``file:line``, the rank grid, the first failures, and what was read."""
+"""The terminal report: the verdict sentence, causes with the symptoms they explain, evidence
+as ``file:line``, the rank grid, the first failures, and what was read. Rich lays it out in a terminal (colour,
+wrapping); piped output, neither coloured nor wrapped, gets the same lines from ``plain_console`` without
+importing rich."""
 
 from __future__ import annotations
 
