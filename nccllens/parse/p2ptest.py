@@ -8,6 +8,11 @@ forward peer traffic), whatever the topology promises.
 
 - ``p2ptest.slow_p2p`` (level error): ``value`` = the median peer latency in µs, ``detail`` = peer against local
   (``49206.6 us between GPUs, 2.1 us on one GPU``), ``nranks`` = the GPUs in the matrix.
+- ``p2ptest.stopped`` (level warning): the test's output ends inside a measurement: a matrix title
+  (``Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)``) with no row after it, or a matrix with fewer rows than
+  its header has GPUs, and nothing after it in the file. The test prints a row as soon as it is measured, so it
+  stopped (hung) moving data between GPUs: ``detail`` names the matrix and how far it got. A paste cut there on
+  purpose reads the same, hence a warning.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "p2ptest"
-PREFILTER = r"P2P=Enabled Latency (?:\(P2P Writes\) )?Matrix \(us\)"
+PREFILTER = (r"P2P=Enabled Latency (?:\(P2P Writes\) )?Matrix \(us\)"
+             r"|^\s*(?:Unidirectional|Bidirectional) P2P=(?:Enabled|Disabled) Bandwidth Matrix \(GB/s\)"
+             r"|^\s*P2P=(?:Enabled|Disabled) Latency (?:\((?:P2P|CE) (?:Writes|Reads)\) )?Matrix \(us\)")
 
-_HEAD = lazy_regex.compile(PREFILTER)
+_HEAD = lazy_regex.compile(r"P2P=Enabled Latency (?:\(P2P Writes\) )?Matrix \(us\)")
+_TITLE = lazy_regex.compile(PREFILTER)
 _COLUMNS = lazy_regex.compile(r"^\s*(?:GPU|D\\D)(?:\s+\d+)+\s*$")
 _ROW = lazy_regex.compile(r"^\s*(\d{1,3})((?:\s+\d+(?:\.\d+)?)+)\s*$")
 SLOWER = 100  # peer writes this many times slower than local ones
@@ -38,6 +46,25 @@ def _matrix(line: Line, ctx: FileContext) -> list[list[float]]:
             break
         rows.append([float(v) for v in m[2].split()])
     return rows
+
+
+def _stopped(line: Line, ctx: FileContext) -> str | None:
+    """How far a matrix got when the file ends inside it (None: it is whole, or lines follow it)."""
+    rows = 0
+    columns = None
+    for nxt in ctx.lines_after(line, 40):
+        text = nxt.message
+        if columns is None and rows == 0 and _COLUMNS.match(text):
+            columns = len(text.split()) - 1
+            continue
+        m = _ROW.match(text)
+        if not m or int(m[1]) != rows:
+            return None  # something else follows: the test went on (or the paste goes on)
+        rows += 1
+    if columns is None and rows or columns is not None and rows >= columns:
+        return None  # rows without a header (nothing says how many to expect), or the whole matrix
+    shown = f"{rows} of {columns} rows" if columns else "no row"
+    return f"{line.message.strip()[:120]}: {shown}, then the output ends"
 
 
 def _median(values: list[float]) -> float:
@@ -60,6 +87,15 @@ def _slow(rows: list[list[float]]) -> tuple[float, float] | None:
 
 def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
+        if not _TITLE.search(line.message):
+            continue
+        stopped = _stopped(line, ctx)
+        if stopped is not None:
+            event = event_for(line, "p2ptest.stopped", level="warning", message=line.message.strip()[:300],
+                              detail=stopped)
+            event["family"] = FAMILY
+            yield event
+            continue
         if not _HEAD.search(line.message):
             continue
         try:

@@ -26,3 +26,23 @@ def test_a_header_cut_before_its_rows_or_a_bandwidth_matrix_says_nothing():
     assert _kinds(text) == []
     text = (PUBLIC / "hf_deepspeed_hang_p2p_write_latency_49ms_broken_p2p" / "p2pBandwidthLatencyTest.log").read_text()
     assert _kinds(text.splitlines()[0] + "\n") == []
+
+
+def _stopped(text: str) -> list[str]:
+    events = events_from_text(text)
+    return events.filter(events["kind"].cast(str) == "p2ptest.stopped")["detail"].to_list()
+
+
+def test_output_that_ends_inside_a_matrix_is_a_test_that_stopped():
+    # https://github.com/pytorch/pytorch/issues/1637: the last line is a bandwidth matrix's title
+    text = (PUBLIC / "pytorch_4x1080ti_threadripper_p2pbandwidth_test_hang_iommu" / "p2pBandwidthLatencyTest.log").read_text()
+    assert _stopped(text) == ["Unidirectional P2P=Disabled Bandwidth Matrix (GB/s): no row, then the output ends"]
+    # https://github.com/NVIDIA/nccl/issues/257: two rows of four, then nothing
+    text = (PUBLIC / "nccl248_1080ti_allreduce_hang_iommu" / "p2pBandwidthLatencyTest.log").read_text()
+    assert _stopped(text) == ["Unidirectional P2P=Disabled Bandwidth Matrix (GB/s): 2 of 4 rows, then the output ends"]
+
+
+def test_a_whole_matrix_did_not_stop():
+    # https://github.com/huggingface/transformers/issues/20438: eight rows for eight GPUs end the paste
+    text = (PUBLIC / "hf_deepspeed_hang_p2p_write_latency_49ms_broken_p2p" / "p2pBandwidthLatencyTest.log").read_text()
+    assert _stopped(text) == []
