@@ -39,7 +39,8 @@ def test_lines_that_name_a_rank_or_host_are_attributed(folder):
             assert e["host"] == m[1], where
         if e["kind"] in FAILURE_TABLE:
             assert e["rank"] is not None and e["host"], where
-        # per-node captures: the folder names the node, so every event has a host
-        node = next((part for part in Path(e["file"]).parts if part.startswith("node-")), None)
+        # per-node captures: the folder names the node, so every event has a host (a file named node-2.log names
+        # no folder: its lines say their host themselves)
+        node = next((part for part in Path(e["file"]).parent.parts if part.startswith("node-")), None)
         if node is not None:
             assert e["host"] == node, where
