@@ -30,6 +30,9 @@ HARMLESS_WHEN_FINISHED = ("AN-CONFIG-MISMATCH",)
 # bandwidth is the result asked for, and a fallback is what the question is about
 SLOWER_WHEN_FINISHED = ("ib_fallback",)
 TRAINED = DONE & pl.col("kind").ne("progress.bench_done")
+# a benchmark's own verdict that its results were wrong (nccl-tests' "Out of bounds values : 56 FAILED"): a finish
+# that reports a failure, so nothing about it was survived or printed after the work was done
+WRONG_RESULT = pl.col("kind") == "progress.bench_wrong"
 
 
 def _finish_points(events: pl.DataFrame) -> tuple[dict[str, int], object] | None:
@@ -55,7 +58,7 @@ def quiet_after_finish(findings: list[Finding], events: pl.DataFrame, status: li
     if points is None:
         return
     first_line, first_ts = points
-    finish = set(events.filter(DONE).select(pl.col("file").cast(pl.String), "line").iter_rows())
+    finish = set(events.filter(DONE | WRONG_RESULT).select(pl.col("file").cast(pl.String), "line").iter_rows())
     trained = bool(events.filter(TRAINED).height)
     for f in findings:
         if f.rule in HARMLESS_WHEN_FINISHED and f.severity != "info":
@@ -117,6 +120,8 @@ def recovered_by_restart(findings: list[Finding], events: pl.DataFrame,
     if not done.height:
         return False
     if not failed.height:
+        if events.filter(WRONG_RESULT).height:
+            return False  # the finish itself says the results were wrong: no error was survived
         ends = dict(events.filter(pl.col("kind") == "other.file_end").select("file", "line").iter_rows())
         return _survived(findings, done, status or [], ends)
     if failed.filter(pl.col("kind").is_in(["harness.wallclock", "torchrun.signal_received", "slurm.step_error"])).height:

@@ -26,6 +26,8 @@ apart; they are otherwise ignored, so this family runs last and takes only lines
 - ``progress.bench_start`` / ``progress.bench_table`` / ``progress.bench_row`` / ``progress.bench_done``: nccl-tests'
   ``# nThread 1 nGpus 2 minBytes …`` banner (its ``#`` often lost in a paste) and ``# Using devices`` header, the column header (``out-of-place  in-place``) it prints once its communicators are up, each result row (``seq`` = the size in bytes) and its ``# Avg bus bandwidth`` / ``# Out of bounds``
   summary: a header without rows on one node is a test stuck in its first collective.
+- ``progress.bench_wrong`` (level error): the summary ``# Out of bounds values : 56 FAILED``: the test checked the
+  collectives' results and ``value`` of them were wrong (it ran to its end, with wrong data).
 - ``progress.bench_failure`` (level error): the failed call nccl-tests stops at (``host: Test CUDA failure
   common.cu:941 'system not yet initialized'``): ``host``, ``key`` = CUDA or NCCL, ``value`` = the error text.
 - ``progress.bench_rank``: a ``#  Rank  0 Group  0 Pid  9822 on host device  0 [...]`` line of that header
@@ -56,7 +58,7 @@ _FINISHED = (r"Process (?P<pid>\d+) exits successfully|Training completed\. |`Tr
              r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d(?:\.\d+)?\s*$")
 # one branch per last digit of the percent: "7%|" is a literal the coarse pass can filter with
 PREFILTER = ("|".join(f"{d}%\\|[^|]*\\|\\s*\\d" for d in range(10)) + r"|\d%\s+\d+/\d+\s*\[\d+:\d+<|\d task/s, elapsed: \d+s|\b(?:compute|forward|backward|fwd|bwd|data_time|dataloading|data_loading)\b[^\n]{0,24}?\d\s*(?:ms|s)\b"
-             r"|[#>] Using devices|n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|[#>]\s+out-of-place\s+in-place"
+             r"|[#>] Using devices|n?Thread \d+ nGpus \d+ minBytes \d+ maxBytes|Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[|# Avg bus bandwidth|# Out of bounds values|Out of bounds values\s*:\s*\d+\s+FAILED|[#>]\s+out-of-place\s+in-place"
              r"|^\s+Rank\s+\d+\s+uses device\s+\d+\s+\["
              r"|Test (?:CUDA|NCCL) failure \S+:\d+ '"
              r"|" + re.sub(r"\(\?P<\w+>", "(?:", _FINISHED) +
@@ -72,6 +74,8 @@ BENCH = lazy_regex.compile(r"^[#>] (?P<start>Using devices)|(?:^|[#>] )(?P<banne
                    r"|^\s*(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)"
                    r"\s+(?:sum|prod|min|max|avg|none)\s")
 
+# nccl-tests' verdict on the data it checked: "# Out of bounds values : 56 FAILED" (``OK`` with 0)
+BENCH_WRONG = lazy_regex.compile(r"Out of bounds values\s*:\s*(?P<n>\d{1,12})\s+FAILED")
 # nccl-tests stops at the first failed call: "host: Test CUDA failure common.cu:941 'system not yet initialized'"
 # (glued to a result row's columns when it fails mid-row)
 BENCH_FAILURE = lazy_regex.compile(r"(?:(?<=\s)|^)(?:(?P<host>[A-Za-z0-9][\w.-]*): )?Test (?P<lib>CUDA|NCCL) failure "
@@ -192,6 +196,10 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             yield event_for(line, "progress.bench_rank", level="debug", message=text.strip()[:300],
                             rank=int(member["rank"] or member["rank1"]), host=member["host"],
                             pid=int(member["pid"]) if member["pid"] else None)
+            continue
+        wrong = BENCH_WRONG.search(text) if "FAILED" in text else None
+        if wrong and int(wrong["n"]):
+            yield event_for(line, "progress.bench_wrong", level="error", message=text.strip()[:300], value=wrong["n"])
             continue
         bench = BENCH.search(text)
         if bench:
