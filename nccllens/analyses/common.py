@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Hashable, Mapping
 from functools import cache
@@ -12,6 +13,7 @@ import polars as pl
 
 from nccllens import cache_files
 from nccllens.engine.findings import compact_ranks, evidence_of, interpolate
+from nccllens.parse.torch_classify import DESYNC_JOINED
 from nccllens.repeats import lines_of
 from nccllens.report.model import Finding
 
@@ -150,13 +152,12 @@ def rank_list(ranks) -> str | PerLang:
     return compact_ranks(sorted(ranks)) if ranks else SOME_RANKS
 
 
-# torch's desync report: ``[0, 1, ...] joined but didn't finish collective #730``: those ranks were inside the collective
-JOINED = r"\[([\d, ]+)\] joined but didn't finish collective"
-
-
 def joined_ranks(events: pl.DataFrame) -> set[int]:
-    """Ranks the desync report says entered the collective that timed out: waiting in it, not late or elsewhere."""
+    """Ranks torch's desync report says entered the collective that timed out (``[0, 1] joined but didn't finish
+    collective #730``): waiting in it, not late or elsewhere. The torch family states them as the report's ``peer``."""
     if not events.height:
         return set()
-    lists = events.filter(pl.col("message").fill_null("").str.contains(JOINED))["message"].str.extract(JOINED, 1)
-    return {int(r) for found in lists.drop_nulls().to_list() for r in found.split(",") if r.strip().isdigit()}
+    reports = events.filter((pl.col("kind").cast(pl.String) == "torch.warning")
+                            & (pl.col("key").cast(pl.String) == "desync_report")
+                            & (pl.col("value").cast(pl.String) == DESYNC_JOINED))
+    return {int(n) for peer in reports["peer"].drop_nulls().to_list() for n in re.findall(r"\d+", str(peer))}

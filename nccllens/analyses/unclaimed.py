@@ -108,9 +108,7 @@ def unclaimed_causes(events: pl.DataFrame, claimed: pl.DataFrame, lang: str, rec
     if not rows.height:
         return []
     claimed = pl.concat([claimed, chained_to(events, claimed)]).unique()
-    rows = (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
-            .join(claimed, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
-    rows = without_aborts_after_failure(rows, events)
+    rows = without_aborts_after_failure(_without_lines(rows, claimed), events)
     if not rows.height:
         return []
     # each distinct combination of the fields is classified once, however often it repeats
@@ -162,10 +160,13 @@ def without_aborts_after_failure(rows: pl.DataFrame, events: pl.DataFrame) -> pl
               .agg(pl.col("line").cast(pl.Int64).min().alias("_first")))
     late = (aborts.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64))
             .join(firsts, on="file").filter(pl.col("_first") < pl.col("line")).select("file", "line"))
-    if not late.height:
-        return rows
+    return _without_lines(rows, late) if late.height else rows
+
+
+def _without_lines(rows: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` less those at the ``(file, line)`` of ``lines`` (string file, integer line)."""
     return (rows.with_columns(pl.col("file").cast(pl.String).alias("_f"), pl.col("line").cast(pl.Int64).alias("_l"))
-            .join(late, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
+            .join(lines, left_on=["_f", "_l"], right_on=["file", "line"], how="anti").drop("_f", "_l"))
 
 
 def chain_heads(events: pl.DataFrame) -> pl.DataFrame:

@@ -35,36 +35,30 @@ SLOWER = 100  # peer writes this many times slower than local ones
 SLOW_US = 1000.0  # and slower than this
 
 
-def _matrix(line: Line, ctx: FileContext) -> list[list[float]]:
+def _matrix(line: Line, ctx: FileContext) -> tuple[list[list[float]], int | None, bool]:
+    """The matrix under a title: its rows, the GPUs its header names (None: no header line), and whether the
+    file ends inside or right after it (no other line follows its rows)."""
     rows: list[list[float]] = []
-    for nxt in ctx.lines_after(line, 40):
-        text = nxt.message
-        if not rows and _COLUMNS.match(text):
-            continue
-        m = _ROW.match(text)
-        if not m or int(m[1]) != len(rows):
-            break
-        rows.append([float(v) for v in m[2].split()])
-    return rows
-
-
-def _stopped(line: Line, ctx: FileContext) -> str | None:
-    """How far a matrix got when the file ends inside it (None: it is whole, or lines follow it)."""
-    rows = 0
     columns = None
     for nxt in ctx.lines_after(line, 40):
         text = nxt.message
-        if columns is None and rows == 0 and _COLUMNS.match(text):
+        if not rows and columns is None and _COLUMNS.match(text):
             columns = len(text.split()) - 1
             continue
         m = _ROW.match(text)
-        if not m or int(m[1]) != rows:
-            return None  # something else follows: the test went on (or the paste goes on)
-        rows += 1
-    if columns is None and rows or columns is not None and rows >= columns:
-        return None  # rows without a header (nothing says how many to expect), or the whole matrix
+        if not m or int(m[1]) != len(rows):
+            return rows, columns, False
+        rows.append([float(v) for v in m[2].split()])
+    return rows, columns, True
+
+
+def _stopped(title: str, rows: int, columns: int | None, ends: bool) -> str | None:
+    """How far a matrix got when the file ends inside it (None: it is whole, lines follow it, or rows without a
+    header say nothing of how many to expect)."""
+    if not ends or (rows if columns is None else rows >= columns):
+        return None
     shown = f"{rows} of {columns} rows" if columns else "no row"
-    return f"{line.message.strip()[:120]}: {shown}, then the output ends"
+    return f"{title.strip()[:120]}: {shown}, then the output ends"
 
 
 def _median(values: list[float]) -> float:
@@ -89,24 +83,21 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
     for line in lines:
         if not _TITLE.search(line.message):
             continue
-        stopped = _stopped(line, ctx)
+        try:
+            rows, columns, ends = _matrix(line, ctx)
+            stopped = _stopped(line.message, len(rows), columns, ends)
+            found = None if stopped is not None or not _HEAD.search(line.message) else _slow(rows)
+        except (ValueError, OverflowError):
+            continue
         if stopped is not None:
             event = event_for(line, "p2ptest.stopped", level="warning", message=line.message.strip()[:300],
                               detail=stopped)
-            event["family"] = FAMILY
-            yield event
-            continue
-        if not _HEAD.search(line.message):
-            continue
-        try:
-            rows = _matrix(line, ctx)
-            found = _slow(rows)
-        except (ValueError, OverflowError):
-            continue
-        if found is not None:
+        elif found is not None:
             peer, local = found
             event = event_for(line, "p2ptest.slow_p2p", level="error", message=line.message.strip()[:300],
                               value=f"{peer:.0f}", detail=f"{peer:.1f} us between GPUs, {local:.1f} us on one GPU",
                               nranks=len(rows))
-            event["family"] = FAMILY
-            yield event
+        else:
+            continue
+        event["family"] = FAMILY
+        yield event

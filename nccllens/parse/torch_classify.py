@@ -50,7 +50,10 @@ _NCCL_OTHER = lazy_regex.compile(r"NCCL communicator encountered error set by Pr
 _REMOTE = lazy_regex.compile(r"remote error detected from rank: ?(?P<r>\d+)")
 _DIST_BACKEND = lazy_regex.compile(r"DistBackendError: ")
 _DESYNC = lazy_regex.compile(r"Timeout at collective: (?P<op>\w+), #(?P<seq>\d+)|ranks \[(?P<lag>[\d, ]*)\] are the lagging ranks|"
-                     r"\[(?P<ranks>[\d, ]+)\] (?:joined but didn't finish|finished collective #\d+, but didn't join)")
+                     r"\[(?P<ranks>[\d, ]+)\] (?:(?P<joined>joined but didn't finish)|finished collective #\d+, but didn't join)")
+# which list a desync report's ``peer`` holds (its ``value``): the ranks it calls lagging, the ranks that entered the
+# collective and did not finish it (waiting inside it), or the ranks that finished it and never joined the next
+DESYNC_LAGGING, DESYNC_JOINED, DESYNC_NOT_JOINED = "lagging", "joined, not finished", "finished, not joined"
 _EXC_TYPE = lazy_regex.compile(r"(?:^|[\s:])(?P<t>[A-Za-z_][\w.]*(?:::\w+)*(?:Error|Exception|EnforceNotMet)): ")
 _PRINTED_RANK = lazy_regex.compile(r"\s*\[rank(?P<r>\d+)\] ")
 DEFAULT_LEVEL = {
@@ -149,6 +152,8 @@ def _misc(body: str) -> dict | None:
         ranks = m["lag"] if m["lag"] is not None else m["ranks"]
         if ranks:
             out["peer"] = ranks_list(ranks)
+            out["value"] = (DESYNC_LAGGING if m["lag"] is not None else DESYNC_JOINED if m["joined"]
+                            else DESYNC_NOT_JOINED)
         return out
     return None
 
