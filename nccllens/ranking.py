@@ -120,6 +120,21 @@ def _before(a: Finding, ta: datetime | None, b: Finding, tb: datetime | None) ->
         and a.evidence[0].line < b.evidence[0].line
 
 
+def _exit_statuses_told(findings: list[Finding], times) -> list[int]:
+    """Exit statuses (``EXIT_STATUS``) whose own rank shows a serious finding no later than them, cause or
+    symptom: that finding (a watchdog timeout whose exception ended the worker, an NCCL error) says what the
+    uncaught exception was, so the status is its consequence, not a cause of its own."""
+    told = []
+    for j, b in enumerate(findings):
+        if b.rule not in EXIT_STATUS or b.role != "cause" or not b.ranks:
+            continue
+        if any(i != j and a.rule not in EXIT_STATUS and a.severity in SERIOUS and a.role in ("cause", "symptom")
+               and set(a.ranks) & set(b.ranks) and (times[i] is None or times[j] is None or times[i] <= times[j] + SLACK)
+               for i, a in enumerate(findings)):
+            told.append(j)
+    return told
+
+
 def _refines(a: Finding, b: Finding) -> bool:
     return a.category == b.category and bool(a.ranks) and (not b.ranks or set(a.ranks) < set(b.ranks))
 
@@ -132,6 +147,8 @@ def rank_findings(findings: list[Finding], events, job: JobModel | None, lang: s
     proxy thread reading closed connections at exit): they are no sign of a failure either."""
     job = job or JobModel()
     times, shown = _times(findings, events)
+    for j in _exit_statuses_told(findings, times):
+        findings[j].role = "symptom"
     specs = [set(f.explains) for f in findings]
     for i, f in enumerate(findings):
         f.explains = []

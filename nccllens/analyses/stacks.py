@@ -8,6 +8,9 @@ else the first one dumped). Then:
   checkpoint, their own compute): the ones elsewhere hold the job up → ``AN-STACK-ELSEWHERE``
   (straggler, culprit = those processes);
 - the only processes dumped wait for their DataLoader workers → ``AN-STACK-DATA-WAIT``;
+- every dumped process waits in a collective, but not in the same one (``all_reduce`` here, ``broadcast``
+  there): the ranks stopped issuing the same collectives → ``AN-STACK-DIVERGED`` (rank_divergence, culprit =
+  the processes outside the majority's collective; none when no collective has a majority);
 - every dumped process waits in a collective, on the GPU or on the rendezvous store → ``AN-STACK-HANG``
   (a hang whose cause is on a process nobody dumped);
 - every dumped process is stuck inside NCCL's own teardown (``ncclCommAbort``, ``ncclCommDestroy``,
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from nccllens.analyses.common import PerLang, hosts_of, make_finding
+from nccllens.analyses.common import PerLang, hosts_of, majority, make_finding
 from nccllens.analyses.reads import reads
 from nccllens.rank_ranges import compact_ranks
 from nccllens.report.model import Finding
@@ -62,6 +65,31 @@ def _who(rows: pl.DataFrame, lang: str) -> str:
     return "the process dumped in " + ", ".join(files[:3])
 
 
+_NO_MAJORITY = PerLang(en="No collective holds a majority of them, so the stacks alone do not say which side took the other path.",
+                       zh="没有哪个集合通信占多数，仅凭调用栈还判断不出是哪一边走了另一条分支。")
+
+
+def _odd_ones(odd: pl.DataFrame) -> PerLang:
+    return PerLang(en=f"The processes outside the majority's collective took another code path: {_who(odd, 'en')}.",
+                   zh=f"不在多数进程所在那个集合通信里的进程走了另一条代码分支：{_who(odd, 'zh')}。")
+
+
+def _in_different_collectives(waiting: pl.DataFrame) -> tuple[pl.DataFrame, PerLang] | None:
+    """Processes that all wait in collectives they name, not all the same one: those outside the majority's
+    collective (none on a tie), and a listing of who waits in which."""
+    ops = waiting["op"].cast(pl.String).to_list()
+    if len(ops) < 2 or any(k != "collective" for k in waiting["key"].to_list()) or None in ops or len(set(ops)) < 2:
+        return None
+    top, odd_rows = majority(dict(enumerate(ops)))
+    odd = waiting[odd_rows] if top is not None else waiting.clear()
+    def listing(lang: str) -> str:
+        colon, semicolon = ("：", "；") if lang == "zh" else (": ", "; ")
+        return semicolon.join(f"{op}{colon}{_who(waiting.filter(pl.col('op').cast(pl.String) == op), lang)}"
+                              for op in sorted(set(ops)))
+
+    return odd, PerLang(en=listing("en"), zh=listing("zh"))
+
+
 def _frames_of(row: dict) -> str:
     detail = str(row.get("detail") or "")
     return detail.removeprefix("frames: ") or str(row.get("message") or "")
@@ -97,6 +125,12 @@ def stuck_stacks(events: pl.DataFrame, rank_hosts: dict[int, str], lang: str) ->
                              hosts=hosts(elsewhere), who=_who(elsewhere, lang), frames=_frames_of(first))]
     if waiting.height:
         kinds = set(waiting["key"].to_list())
+        diverged = _in_different_collectives(waiting)
+        if diverged is not None:
+            odd, listing = diverged
+            return [make_finding("AN-STACK-DIVERGED", lang, pl.concat([odd, waiting]).unique(maintain_order=True),
+                                 ranks=odd["rank"].drop_nulls().to_list(), hosts=hosts(odd) if odd.height else (),
+                                 listing=listing, odd=_odd_ones(odd) if odd.height else _NO_MAJORITY)]
         first = waiting.row(0, named=True)
         if kinds == {"teardown"}:
             return [make_finding("AN-STACK-TEARDOWN", lang, waiting, ranks=waiting["rank"].drop_nulls().to_list(),

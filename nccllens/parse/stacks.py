@@ -12,13 +12,16 @@ People take these while a job hangs, and paste them into the ticket:
   ``Thread 0x00007f.. (most recent call first):`` / ``Current thread 0x.. (most recent call first):``
   and frames ``  File "x.py", line 12 in func``;
 - pystack: ``Traceback for thread 4242 (python) [Has the GIL] (most recent call last):`` and frames
-  ``    (Python) File "x.py", line 12, in func``.
+  ``    (Python) File "x.py", line 12, in func``;
+- a py-spy dump pasted without its thread line: its innermost frame at the line's start
+  (``all_reduce (torch/distributed/distributed_c10d.py:3075)``) and at least one indented frame under it.
 
 → one ``stack.thread`` event per thread: ``value`` = the thread's name (``MainThread``, ``Thread 1``),
 ``pid`` when the dump names the process (a thread whose outermost frame is ``<module>`` is the main
 thread), ``key`` = what the innermost recognisable frame waits on
 (``teardown``, ``collective``, ``gpu_sync``, ``store``, ``data``, ``other``; see ``wait_kind``) and ``detail`` =
-``frames: inner, outer, ...``. Fatal-signal dumps (``Fatal Python error: ...``) are the ``crash``
+``frames: inner, outer, ...``; a thread that waits in a collective has ``op`` = the collective's function
+(``all_reduce``, ``broadcast``: see ``collective_op``), so that stacks in different collectives tell apart. Fatal-signal dumps (``Fatal Python error: ...``) are the ``crash``
 family's; a faulthandler block that follows one is still a stack, and says where the crash happened.
 """
 
@@ -37,10 +40,13 @@ _GDB_FIRST = r"^#0 +(?:0x[0-9a-f]+ in )?[A-Za-z_][\w:<>~.]* \("
 _FAULTHANDLER = r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):"
 _PYSTACK = r"^Traceback for thread \d+ \([^)]*\).*\(most recent call last\):"
 _PROCESS = r"^Process \d+: \S"
+_PYSPY_FIRST = r"^[A-Za-z_<][\w.<>]* \([^()\s]*\.py:\d+\)\s*$"  # a py-spy frame at the line's start: a paste without its thread line
 
-PREFILTER = "|".join((_PYSPY_THREAD, _GDB_THREAD, _GDB_FIRST, _FAULTHANDLER, _PYSTACK, _PROCESS))
+PREFILTER = "|".join((_PYSPY_THREAD, _GDB_THREAD, _GDB_FIRST, _FAULTHANDLER, _PYSTACK, _PROCESS, _PYSPY_FIRST))
 
-_HEADS = lazy_regex.compile("|".join(f"(?:{p})" for p in (_PYSPY_THREAD, _GDB_THREAD, _GDB_FIRST, _FAULTHANDLER, _PYSTACK)))
+_HEADS = lazy_regex.compile("|".join(f"(?:{p})" for p in (_PYSPY_THREAD, _GDB_THREAD, _GDB_FIRST, _FAULTHANDLER, _PYSTACK,
+                                                           _PYSPY_FIRST)))
+_HEADLESS = lazy_regex.compile(_PYSPY_FIRST)
 _PROCESS_RE = lazy_regex.compile(r"^Process (?P<pid>\d{1,9}): \S")
 _THREAD_NAME = lazy_regex.compile(r'^Thread (?:0x[0-9A-Fa-f]+|\d+) \([^)]*\): "(?P<name>[^"]{1,80})"'
                           r"|^(?P<gdb>Thread \d+) \(Thread 0x[0-9a-f]+ \(LWP (?P<lwp>\d{1,9})\)\)"
@@ -52,6 +58,7 @@ _FRAMES = (
     lazy_regex.compile(r"^ {2}File \"(?P<file>[^\"]*)\", line \d+,? in (?P<func>[\w.<>]+)"),
     lazy_regex.compile(r"^ +\((?:Python|C)\) File \"(?P<file>[^\"]*)\", line \d+, in (?P<func>[\w.<>:~]+)"),
     lazy_regex.compile(r"^ {2,}(?:0x[0-9a-fA-F]+ )?(?P<func>[A-Za-z_<][\w.<>:~$]*) \((?P<file>[^()]*)\)\s*$"),
+    lazy_regex.compile(r"^(?P<func>[A-Za-z_<][\w.<>]*) \((?P<file>[^()\s]*\.py):\d+\)\s*$"),  # a headless py-spy block's first
 )
 _MAX_FRAMES = 64
 
@@ -98,6 +105,21 @@ def wait_kind(frames: list[tuple[str, str]]) -> str:
     return "other"
 
 
+# the collectives of torch.distributed's Python API (and DeepSpeed's comm module), as py-spy and faulthandler name them
+_API_OPS = lazy_regex.compile(r"^(?:all_reduce|all_gather\w*|_all_gather_base|reduce_scatter\w*|_reduce_scatter_base|broadcast\w*|"
+                              r"barrier|monitored_barrier|all_to_all\w*|reduce|gather\w*|scatter\w*|send|recv|isend|irecv|"
+                              r"batch_isend_irecv)$")
+
+
+def collective_op(frames: list[tuple[str, str]]) -> str | None:
+    """The innermost collective of torch.distributed's API among ``frames`` (innermost first), or None."""
+    for func, path in frames:
+        bare = func.rsplit(".", 1)[-1]
+        if _API_OPS.match(bare) and _WAIT_FILES["collective"].search(path):
+            return bare
+    return None
+
+
 def _frame(text: str) -> tuple[str, str] | None:
     for shape in _FRAMES:
         m = shape.match(text)
@@ -141,8 +163,8 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
             continue  # the first frame of a thread whose "Thread N (...)" line was the head
         in_gdb_thread = text.startswith("Thread ") and "(LWP " in text
         frames = _frames(line, ctx.following(line, _MAX_FRAMES + 4), innermost_first="most recent call last" not in text)
-        if not frames:
-            continue
+        if not frames or (len(frames) < 2 and _HEADLESS.match(text)):
+            continue  # a lone ``name (file.py:N)`` line is no stack
         named = _THREAD_NAME.match(text)
         name = None
         event_pid = pid
@@ -152,8 +174,9 @@ def parse(lines: list[Line], ctx: FileContext) -> Iterator[dict]:
                 event_pid = int(named["lwp"])
         if name is None and frames[-1][0] == "<module>":
             name = "MainThread"  # the thread that runs the script: faulthandler does not name threads
-        event = event_for(line, "stack.thread", family=FAMILY, level="info", value=name, key=wait_kind(frames),
-                          message=text.strip()[:300],
+        kind = wait_kind(frames)
+        event = event_for(line, "stack.thread", family=FAMILY, level="info", value=name, key=kind,
+                          op=collective_op(frames) if kind == "collective" else None, message=text.strip()[:300],
                           detail="frames: " + ", ".join([f for f, _ in frames if f != "??"][:12]))
         if event_pid is not None:
             event["pid"] = event_pid

@@ -129,3 +129,51 @@ def test_a_process_stuck_inside_nccl_teardown_is_nccl_s_own_problem(tmp_path):
     top = nccllens.analyze(str(tmp_path)).findings[0]
     assert (top.rule, top.category) == ("AN-STACK-TEARDOWN", "nccl_internal")
     assert "commFree" in top.summary
+
+
+# source: https://github.com/sgl-project/sglang/issues/22607 (py-spy frames of TP0 and of TP1-3 during a TP=4 hang,
+# pasted without their thread lines; fixtures/public/sglang_hicache_tp0_extra_allreduce_prefetch_divergence)
+HEADLESS_ALL_REDUCE = """\
+all_reduce (torch/distributed/distributed_c10d.py:3075)
+  _all_reduce_attn_groups (hiradix_cache.py:196)
+  can_terminate_prefetch (hiradix_cache.py:1350)
+"""
+HEADLESS_BROADCAST = """\
+broadcast (torch/distributed/distributed_c10d.py:2974)
+  broadcast_pyobj (utils/common.py:1437)
+  _broadcast_reqs_across_ranks (scheduler_components/request_receiver.py:187)
+"""
+
+
+def test_a_py_spy_block_without_its_thread_line_is_a_stack_and_names_its_collective():
+    threads = _threads(HEADLESS_ALL_REDUCE)
+    assert threads.height == 1
+    row = threads.row(0, named=True)
+    assert (row["key"], row["op"]) == ("collective", "all_reduce")
+    assert _threads("main (train.py:12)\n").height == 0  # one frame-shaped line is no stack
+
+
+def test_ranks_waiting_in_different_collectives_diverged_and_the_minority_is_named(tmp_path):
+    (tmp_path / "rank0.log").write_text(HEADLESS_ALL_REDUCE)
+    for rank in (1, 2, 3):
+        (tmp_path / f"rank{rank}.log").write_text(HEADLESS_BROADCAST)
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert report.verdict.category == "rank_divergence"
+    assert (top.rule, top.ranks) == ("AN-STACK-DIVERGED", [0])
+    assert "all_reduce: rank 0; broadcast: ranks 1-3" in top.title
+
+
+def test_two_stacks_in_different_collectives_diverged_without_a_culprit(tmp_path):
+    (tmp_path / "tp0.log").write_text(HEADLESS_ALL_REDUCE)
+    (tmp_path / "tp1.log").write_text(HEADLESS_BROADCAST)
+    report = nccllens.analyze(str(tmp_path))
+    top = report.findings[0]
+    assert (top.rule, top.category, top.ranks) == ("AN-STACK-DIVERGED", "rank_divergence", [])
+    assert "do not say which side" in top.summary
+
+
+def test_stacks_in_the_same_collective_are_a_hang_not_divergence(tmp_path):
+    for rank in (0, 1):
+        (tmp_path / f"rank{rank}.log").write_text(HEADLESS_BROADCAST)
+    assert nccllens.analyze(str(tmp_path)).findings[0].rule == "AN-STACK-HANG"

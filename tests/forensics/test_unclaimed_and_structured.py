@@ -105,6 +105,18 @@ def test_an_exception_explains_the_exit_code_1_it_caused(tmp_path):
     assert exit_report.explained_by == top.id
 
 
+def test_a_watchdog_timeout_on_the_same_rank_says_what_its_exit_code_1_was(tmp_path):
+    # fixtures/public/diffir_basicsr_2x4090_val_on_rank0_rank1_reduce_timeout (torch 1.x, torchrun): the watchdog
+    # aborted the communicator, the pending reduce raised "NCCL communicator was aborted", the worker exited 1
+    text = (PUBLIC / "diffir_basicsr_2x4090_val_on_rank0_rank1_reduce_timeout" / "rank1_console.log").read_text(encoding="utf-8")
+    report = analyze(tmp_path, text)
+    top = report.findings[0]
+    assert (top.rule, top.category, top.ranks) == ("NL-TORCH-001", "collective_timeout", [1])
+    assert not any(f.rule == "AN-UNCLAIMED" for f in report.findings)  # the abort is the timeout's consequence
+    exit_report = next(f for f in report.findings if f.rule == "NL-APP-016")
+    assert exit_report.role == "symptom"
+
+
 def test_a_dataloader_worker_error_is_judged_by_its_original_traceback(tmp_path):
     # a torchrun run made for this project: /dev/shm of node-b remounted as a 1 MB tmpfs
     case = PUBLIC / "shm_tiny_dataloader_node_b"
