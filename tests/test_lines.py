@@ -229,3 +229,50 @@ def test_a_wrapped_paste_is_cut_where_the_paste_was_measured_before_links_and_qu
     events = [t for _, t in rows if "Got async event" in t]
     assert len(events) == 3 and all("node201:" in t and "[net_ib.cc" not in t and t.endswith("work queue error")
                                     for t in events)
+
+
+# source: https://github.com/NVIDIA/DCGM/issues/304 (fixtures/public/nvls_bind_fail_nvlink_state: one NCCL WARN)
+NVLS_WARN = ("[2026-06-23 15:45:07] gpu-stress-dgc86-xfpt6:420:437 [5] transport/nvls.cc:379 (nvlsAllocateMem) NCCL WARN "
+             "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot "
+             "be performed in the present state'.")
+
+
+def test_a_short_paste_of_one_line_cut_twice_mid_word_is_rejoined():
+    rows, stats = _frame(_terminal_wrapped("NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n" + NVLS_WARN, 100))
+    assert [t for _, t in rows if "NCCL WARN" in t] == [NVLS_WARN]
+    assert any("hard-wrapped at 100" in note for note in stats.notes)
+
+
+RETURNN = Path(__file__).resolve().parents[1] / "fixtures/public/returnn_4gpu_hang_gpu_device_handle_lost/train.log"
+
+
+def test_two_equally_wide_rows_whose_cut_is_not_mid_word_show_no_wrap_width():
+    # RETURNN's start-up line was cut (mid-word), the command-line record after it is merely as wide and ends in "]":
+    # the "Hostname:" record under it is its own line
+    rows, stats = _frame(RETURNN.read_bytes())
+    assert any(t == "Hostname: cn-251" for _, t in rows) and not stats.notes
+
+
+DIFFIR = Path(__file__).resolve().parents[1] / "fixtures/public/diffir_basicsr_2x4090_val_on_rank0_rank1_reduce_timeout"
+
+
+def test_one_long_line_a_terminal_cut_in_a_short_paste_is_read_whole():
+    # https://github.com/Zj-BinXia/DiffIR/issues/39: the watchdog record cut at 159 columns ("millisecond" / "s before
+    # timing out."), the only cut line of the paste, so the file shows no wrap width: the record head takes the row
+    # after it, which no pattern wanted and which begins no record
+    from nccllens.extract import events_from_text
+
+    events = events_from_text((DIFFIR / "rank1_console.log").read_text(encoding="utf-8"))
+    watchdog = events.filter(events["kind"] == "torch.watchdog_timeout")["message"].to_list()
+    assert len(watchdog) == 1 and watchdog[0].endswith("milliseconds before timing out.")
+    assert events["kind"].cast(str).to_list().count("python.traceback") == 1  # the traceback under it is its own
+
+
+def test_a_long_line_that_ends_in_a_colon_keeps_the_list_under_it():
+    # https://github.com/marin-community/levanter/issues/432 (fixtures/public/jax_levanter_multihost_barrier_deadline_
+    # exceeded_missing_tasks): "Timed out task names:" then one task per line, not a cut record's tail
+    from nccllens.extract import events_from_text
+
+    case = Path(__file__).resolve().parents[1] / "fixtures/public/jax_levanter_multihost_barrier_deadline_exceeded_missing_tasks"
+    events = events_from_text((case / "worker.log").read_text(encoding="utf-8"))
+    assert events.filter(events["peer"].is_not_null())["peer"].to_list() == ["ranks 0, 3"]

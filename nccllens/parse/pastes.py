@@ -81,6 +81,7 @@ def compose_block(block: bytes) -> bool:
 WRAP_SAMPLE = 1 << 14  # bytes of a block looked at for a wrap width (a paste from a terminal is small)
 WRAP_MIN = 60  # a terminal narrower than this is not one people paste from
 WRAP_SHARE = 0.05  # of the sample's lines, at least, exactly as wide as the terminal
+SHORT_PASTE = 40  # lines: a sample shorter than this needs two full-width rows to show a wrap width, else three
 START_CHARS = 12  # how a line starts (digits aside): a record's header, or text cut anywhere
 DISTINCT_ENDS = 3  # distinct full-width rows, at least, for their ends to tell cut text from a box's edge
 FIXED_PROBE = 16  # full rows looked at first for records of one fixed width
@@ -105,8 +106,10 @@ def wrap_width(block: bytes) -> int | None:
         lengths = [len(line.decode("utf-8", "replace")) for line in lines]
     width = max(lengths)
     count = lengths.count(width)
-    if width < WRAP_MIN or count < 3 or count < WRAP_SHARE * len(lines):
+    if width < WRAP_MIN or count < 2 or count < WRAP_SHARE * len(lines):
         return None
+    if count < 3 and (len(lines) >= SHORT_PASTE or not _cut_mid_word(lines, lengths, width)):
+        return None  # two full rows say as much only in a short paste, and only where both cut a word in two
     # each distinct line once: the same text printed twice (two ranks' copies of one message) is cut at the same
     # column and ends alike by itself, which says nothing of a drawn box; a box's right edge is a mark (``|``,
     # ``+``, ``│``), never a letter, digit or blank, which is where cut text mostly ends (ranks' copies of one
@@ -149,6 +152,14 @@ def wrap_width(block: bytes) -> int | None:
         common = Counter(start(i) for i in range(len(lines)))
         alike = sum(1 for s in nexts if not s or common[s] >= 3)
     return width if alike <= len(nexts) // 2 else None
+
+
+def _cut_mid_word(lines: list[bytes], lengths: list[int], width: int) -> bool:
+    """Every full-width row ends in a letter or digit and the row after it goes on with one: a word cut in two
+    (a record that merely is as wide ends in a bracket, a quote, a stop, or the next record starts apart)."""
+    full = [i for i, n in enumerate(lengths[:-1]) if n == width]
+    return len(full) == lengths.count(width) and all(
+        lines[i][-1:].isalnum() and lines[i + 1][:1].isalnum() for i in full)
 
 
 PASTED_WIDTH = "_pasted_width"  # a row's length as pasted, before any undoing

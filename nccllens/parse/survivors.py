@@ -149,10 +149,11 @@ def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: 
     # the sections hold tracebacks: a file without an unprefixed one needs no pass over all its lines
     heads, head_ranks = rank_sections(frame, start, end) if any(
         raw.startswith("Traceback") for raw in survivors["raw"]) else ([], [])
-    for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
+    rows = survivors["row"].to_list()
+    for i, (row, line_no, raw) in enumerate(zip(rows, survivors["line"], survivors["raw"], strict=True)):
         if row in taken:
             continue
-        raw, more = unwrap(raw, row, line_no, frame, end, hints.wrap)
+        raw, more = unwrap(raw, row, line_no, frame, end, hints.wrap, rows[i + 1] if i + 1 < len(rows) else None)
         taken.update(more)
         made = lines_of(path, line_no - shift, row, raw, hints)
         if heads:
