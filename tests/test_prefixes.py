@@ -316,6 +316,22 @@ def test_a_shell_prompt_names_the_file_host(tmp_path):
     assert set(events["host"].drop_nulls().cast(str).unique()) == {"8d6bf97c3bf4"}
 
 
+def test_a_prompt_whose_command_reads_a_pod_or_host_names_that_one():
+    # https://github.com/thecloudgarage/eks-anywhere (fixtures/public/kubeflow_fsdp_llama2_2node_socket_no_net_plugin):
+    # the lines under "kubectl logs fsdp-worker-0" were printed on the pod, not on the machine kubectl ran on
+    from nccllens.parse.file_facts import file_facts
+
+    case = Path(__file__).resolve().parents[1] / "fixtures/public/kubeflow_fsdp_llama2_2node_socket_no_net_plugin"
+    facts = file_facts((case / "grep_epoch.log").read_text(encoding="utf-8").splitlines())
+    assert [host for _, host in facts.host_marks] == ["fsdp-worker-0", "fsdp-worker-1"]
+    # synthetic command lines (kubectl's and ssh's own option syntax) behind the prompt shape of the same paste
+    for command, host in (("kubectl -n train logs --tail 100 -f pod/trainer-3", "trainer-3"),
+                          ("kubectl exec -it worker-1 -c main -- nvidia-smi", "worker-1"),
+                          ("ssh -p 2222 admin@gpu-07 dmesg -T", "gpu-07"),
+                          ("kubectl get pods", "csctmp-r760-18"), ("grep epoch train.log", "csctmp-r760-18")):
+        assert file_facts([f"[prd@csctmp-r760-18 fsdp-test]$ {command}", "Epoch 1: loss=0.7"]).host == host
+
+
 def test_a_zsh_prompt_names_the_file_host():
     # https://github.com/rwth-i6/returnn/issues/1486: the reporter pasted his terminal with
     # zsh's default prompt "user@host dir %"

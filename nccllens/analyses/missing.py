@@ -118,17 +118,24 @@ def silent_hosts(events: pl.DataFrame, ws: WorldSize, status: list[RankStatus], 
             hosted = hosted.filter(~pl.col("host").cast(pl.String).is_in(sorted(phantom)))
     if not hosted.height or hosted["host"].n_unique() < 2:
         return []
+    # its launcher told how it ended (a failure table, a signal, a worker group's end state); a group that started
+    # ("Starting worker group", "Detected 1 new nodes") ended nothing, and one that succeeded failed nothing
+    state = pl.col("value").fill_null("")
+    began = state.is_in(["Starting worker group"]) | state.str.starts_with("Detected ")
+    succeeded = state.str.contains(r"SUCCEEDED|successfully finished")
     ended = pl.col("kind").is_in(["torchrun.failure", "torchrun.root_cause", "torchrun.worker_failed",
-                                  "torchrun.state", "torchrun.signal_received", "torchrun.sigterm_sent"])
+                                  "torchrun.signal_received", "torchrun.sigterm_sent"]) | (
+        (pl.col("kind") == "torchrun.state") & ~began)
+    ended_badly = ended & ~((pl.col("kind") == "torchrun.state") & succeeded)
     # a line kept only because a rule pattern matched it (other.text), or a warning, that reads like a failure
     spoke = ((pl.col("level").is_in(["warning", "error", "critical"]) | (pl.col("kind") == "other.text"))
              & pl.col("message").fill_null("").str.contains(FAILURE_TEXT))
-    per_host = hosted.group_by("host").agg(ended.any().alias("ended"),
+    per_host = hosted.group_by("host").agg(ended.any().alias("ended"), ended_badly.any().alias("ended_badly"),
                                            pl.col("level").is_in(["error", "critical"]).any().alias("erred"),
                                            spoke.any().alias("spoke"),
                                            latest().alias("last"))
     quiet = per_host.filter(~pl.col("ended") & ~pl.col("erred") & ~pl.col("spoke"))
-    failed = per_host.filter(pl.col("ended") | pl.col("erred"))
+    failed = per_host.filter(pl.col("ended_badly") | pl.col("erred"))
     if not quiet.height or not failed.height or quiet.height > failed.height:
         return []
     out = []

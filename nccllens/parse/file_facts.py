@@ -46,6 +46,49 @@ def _hostname_line(raw: str) -> str | None:
     return h["host"] if h else None
 
 
+# a command typed at a prompt that prints another machine's output: the lines under it are that pod's or host's
+# (``kubectl logs fsdp-worker-0``, ``kubectl exec -it worker-1 -- nvidia-smi``, ``ssh gpu-07 dmesg``); a pod's host
+# name is its name unless its spec says otherwise
+_REMOTE_COMMAND = lazy_regex.compile(r"\s*(?:sudo\s+)?(?:kubectl\b(?P<kubectl>[^|;&<>]*)|ssh\s(?P<ssh>[^|;&<>]*))")
+_KUBECTL_VERBS = ("logs", "exec", "attach")
+# options that take the next word as their value (the others are flags, or carry it after "=")
+_KUBECTL_VALUED = {"-n", "--namespace", "-c", "--container", "--tail", "--since", "--since-time", "-l", "--selector",
+                   "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server"}
+_SSH_VALUED = {"-p", "-i", "-l", "-o", "-J", "-F", "-b", "-c", "-D", "-E", "-L", "-R", "-W", "-w", "-m", "-O", "-Q", "-S"}
+_HOST_WORD = lazy_regex.compile(r"[A-Za-z0-9][\w.-]{0,62}")
+
+
+def _first_operand(words: list[str], valued: set[str]) -> str | None:
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--":
+            return None
+        elif word.startswith("-"):
+            skip = word in valued
+        else:
+            return word
+    return None
+
+
+def prompt_host(raw: str, match) -> str | None:
+    """The host the lines under a shell prompt were printed on: the pod or host its command reads from
+    (``kubectl logs POD``, ``kubectl exec POD``, ``ssh HOST``), else the prompt's own host."""
+    own = match["host"] or match["host2"] or match["host3"]
+    command = _REMOTE_COMMAND.match(raw, match.end())
+    if command is None:
+        return own
+    if command["kubectl"] is not None:
+        words = command["kubectl"].split()
+        verb = next((i for i, w in enumerate(words) if w in _KUBECTL_VERBS), None)
+        target = None if verb is None else _first_operand(words[verb + 1:], _KUBECTL_VALUED)
+        target = target.split("/", 1)[1] if target and target.startswith(("pod/", "pods/")) else target
+    else:
+        target = _first_operand(command["ssh"].split(), _SSH_VALUED)
+        target = target.rsplit("@", 1)[-1] if target else None
+    return target if target and _HOST_WORD.fullmatch(target) else own
+
 
 # a sample line ``file_facts`` looks at closer holds one of these (a rank marker's, a prompt's, a task header's)
 _MARK_LITERALS = ("[rank", "Rank ")  # one of them is in every ``MARK`` match
@@ -75,7 +118,7 @@ def file_facts(raws: Sequence[str], picked: Sequence[str] | None = None,
         if "@" in raw[:MAX_LEAD]:
             p = prompt.match(raw)
             if p:
-                prompts[p["host"] or p["host2"] or p["host3"]] += 1
+                prompts[prompt_host(raw, p)] += 1
         named = _hostname_line(raw)
         if named:
             prompts[named] += 1
@@ -120,7 +163,7 @@ def host_marks(sample: Sequence[str]) -> tuple[tuple[int, str], ...]:
         if "@" in raw[:MAX_LEAD]:
             p = prompt.match(raw)
             if p:
-                out.append((i, p["host"] or p["host2"] or p["host3"]))
+                out.append((i, prompt_host(raw, p)))
                 continue
         named = _hostname_line(raw)
         if named:

@@ -558,3 +558,23 @@ def test_ranks_the_desync_report_says_joined_the_collective_are_neither_busy_nor
     report = _analyze(tmp_path, {"node.log": (case / "node.log").read_text(encoding="utf-8")})
     assert not [f for f in report.findings if f.rule in ("AN-RANK-BUSY", "AN-RANK0-NOT-WAITING")]
     assert report.findings[0].category == "collective_timeout"
+
+
+def test_a_node_whose_launcher_only_started_its_workers_has_not_failed(tmp_path):
+    # fixtures/public/kubeflow_fsdp_llama2_2node_socket_no_net_plugin: one pod's torchrun log up to "Starting worker
+    # group" and its NCCL set-up, and a grep of both pods' training epochs; the run trained two epochs and saved
+    case = Path(PROJECT) / "fixtures/public/kubeflow_fsdp_llama2_2node_socket_no_net_plugin"
+    report = _analyze(tmp_path, {p.name: p.read_text(encoding="utf-8") for p in case.glob("*.log")})
+    assert not any(f.rule == "AN-SILENT-RANK" for f in report.findings)
+    assert not any(f.severity in ("critical", "error") for f in report.findings)
+    assert report.verdict.category in ("none", "unknown")
+
+
+def test_a_launcher_that_started_its_workers_is_no_failed_node_beside_a_quiet_one(tmp_path):
+    # lines as fixtures/public/kubeflow_fsdp_llama2_2node_socket_no_net_plugin prints them (torch 2.5 agent, NCCL
+    # 2.21), one node each: neither node failed, so the quieter one did not "go silent while the others failed"
+    report = _analyze(tmp_path, {
+        "worker-0.log": "INFO 2024-12-10 18:28:01,790 [default] Starting worker group\n"
+                        "fsdp-worker-0:73:356 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct\n",
+        "worker-1.log": "fsdp-worker-1:73:356 [0] NCCL INFO Channel 00 : 2[0] -> 3[1] via SHM/direct/direct\n"})
+    assert not any(f.rule == "AN-SILENT-RANK" for f in report.findings)
