@@ -111,10 +111,14 @@ _NAMED_RANKS = lazy_regex.compile(r"\brank (\d+) and rank (\d+)\b|\baround rank 
 # the node a message names: Ray's memory monitor by address ("... at node (ID: 4f.., IP: 10.0.167.26)",
 # "Memory on the node (IP: 10.20.49.141, ID: ...) where the task ... was running"), its autoscaler by instance
 # ("Instance k-1a5e56fa0001 (node IP: 10.1.140.199) will be terminated soon")
-# its version check by the node it refused ("This process on node 10.0.0.5 was started with:")
+# its version check by the node it refused ("This process on node 10.0.0.5 was started with:"); a launcher's wait by
+# the store or the first endpoint it waits for (Paddle's "Retry to connect to 10.0.0.5:51920 while the server is not
+# yet listening.", "not ready endpoints:['10.0.0.5:6070', ...]")
 _NAMED_NODE = lazy_regex.compile(r"\bnode \((?:ID: \w+, )?IP: (?P<ip>[0-9A-Fa-f.:]+[0-9A-Fa-f])[,)]"
                                  r"|\bInstance (?P<instance>[\w.-]+) \(node IP: [0-9A-Fa-f.:]+\)"
-                                 r"|\bThis process on node (?P<node>[\w.:-]+) was started with")
+                                 r"|\bThis process on node (?P<node>[\w.:-]+) was started with"
+                                 r"|\bRetry to connect to (?P<store>[\w.-]+):\d+ while the server is not yet listening"
+                                 r"|\bnot ready endpoints:\s*\['(?P<endpoint>[\w.-]+):\d+'")
 
 
 def named_in_message(message: str | None) -> str | None:
@@ -122,7 +126,7 @@ def named_in_message(message: str | None) -> str | None:
     in Ray's, or None."""
     node = _NAMED_NODE.search(message or "")
     if node:
-        return node["ip"] or node["instance"] or node["node"]
+        return node["ip"] or node["instance"] or node["node"] or node["store"] or node["endpoint"]
     m = _NAMED_RANKS.search(message or "")
     if not m:
         return None

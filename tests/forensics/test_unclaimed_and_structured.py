@@ -319,6 +319,18 @@ def test_exceptions_python_ignored_and_cuda_calls_at_exit_are_not_failures(tmp_p
 # One paste's lines from a public thread each, and what a user must read first: (thread, text, category, rule,
 # culprit ranks or hosts where the lines name them)
 READINGS = [
+    pytest.param(  # PaddlePaddle's launcher still polling the other node's endpoints (never started) when the log ends
+        "https://github.com/PaddlePaddle/PaddleOCR/issues/6455",
+        "server not ready, wait 3 sec to retry...\nnot ready endpoints:['10.36.10.40:6070', '10.36.10.40:6071', "
+        "'10.36.10.40:6072', '110.36.10.40:6073', '10.36.10.40:6072', '10.36.10.41:6073']\n"
+        "server not ready, wait 3 sec to retry...\n", "network_unreachable", "AN-ENDS-CONNECTING",
+        {"hosts": ["10.36.10.40"]}, id="paddle-launcher-ends-waiting-for-endpoints"),
+    pytest.param(  # Paddle's TCP store client retrying a master address the host resolved wrongly
+        "https://github.com/PaddlePaddle/PaddleSeg/issues/2766",
+        "I1127 19:16:12.605310 3907468 tcp_utils.cc:181] The server starts to listen on IP_ANY:51920\n"
+        "I1127 19:18:22.167176 3907468 tcp_utils.cc:107] Retry to connect to 0.1.68.146:51920 while the server is not "
+        "yet listening.\n", "network_unreachable", "AN-ENDS-CONNECTING", {"hosts": ["0.1.68.146"]},
+        id="paddle-store-client-ends-retrying"),
     pytest.param(  # NCCL 2.12-2.18's retry line (no address named)
         "https://github.com/hiyouga/LlamaFactory/issues/8045",
         "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
