@@ -23,7 +23,11 @@ SIGNAL = {"SIGKILL": "host_oom", "SIGBUS": "shm_exhausted", "SIGTERM": "job_kill
 # a native crash (a fault, not a signal sent from outside) by the library its backtrace's innermost frames lie
 # in, as the crash family writes it at the head of the event's detail ("in libnccl.so.2; frames: ...")
 FAULTS = ("SIGSEGV", "SIGABRT", "SIGFPE")
-CRASH_LIBRARY = ((lazy_regex.compile(r"^in lib(?:nccl|rccl)"), "nccl_internal"),
+# (the communication stack: NCCL and RCCL, their network plugins, UCX and UCC, libfabric; a backtrace printed without
+# library names, as UCX's handler prints it, by its innermost function past the signal trampoline)
+CRASH_LIBRARY = ((lazy_regex.compile(r"^in lib(?:nccl|rccl|ucp|ucs|uct|ucm|ucc|fabric)"), "nccl_internal"),
+                 (lazy_regex.compile(r"^frames: (?:\w*sigaction, |__restore_rt, )*(?:nccl|rccl|ucp_|ucs_|uct_|ucc_|fi_)"),
+                  "nccl_internal"),
                  (lazy_regex.compile(r"^in lib(?:cuda|cudart|nvidia-[\w-]+)\.so"), "cuda_error"))
 # the object a fault happened in, as the kernel's segfault and trap reports end: `` in libnccl.so.2[7f0c89a00000+1e00000]``
 FAULT_OBJECT = lazy_regex.compile(r"\bin [^\s\[]+(?=\[)")

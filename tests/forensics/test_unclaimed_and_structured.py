@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import nccllens
@@ -266,6 +267,19 @@ def test_an_unread_error_takes_its_familys_meaning_not_nccls():
     assert category_of({"kind": "python.exception", "family": "python", "exc_type": "KeyboardInterrupt"}) == "job_killed"
     tf_oom = "tensorflow.python.framework.errors_impl.ResourceExhaustedError"
     assert category_of({"kind": "python.exception", "family": "python", "exc_type": tf_oom}) == "gpu_oom"
+
+
+def test_a_native_crash_inside_the_communication_stack_is_the_librarys_not_the_applications():
+    # https://github.com/NVIDIA/nccl-tests/issues/218 (fixtures/public/nccl_tests_4containers_ucc_allgather_segfault_
+    # ucx_tls): UCX's handler prints its backtrace without library names ("1 0x... ucp_request_cancel()  /build/...")
+    from nccllens.analyses.unclaimed_categories import category_of
+    from nccllens.extract import events_from_text
+
+    text = (PUBLIC / "nccl_tests_4containers_ucc_allgather_segfault_ucx_tls" / "comment5_crash.log").read_text(encoding="utf-8")
+    crash = events_from_text(text).filter(pl.col("kind") == "cpp.signal").row(0, named=True)
+    assert crash["signal"] == "SIGSEGV" and category_of(crash) == "nccl_internal"
+    # the same fault in the training process's own code stays the application's
+    assert category_of({**crash, "detail": "frames: __sigaction, my_kernel_launch"}) == "application_error"
 
 
 def test_the_watchdogs_own_stack_is_a_symptom_and_the_rank_it_waited_for_is_named(tmp_path):
