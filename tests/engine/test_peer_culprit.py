@@ -57,6 +57,24 @@ def test_the_rank_a_monitored_barrier_waits_on(tmp_path):
     assert found.reported_by["ranks"] == [0]
 
 
+def test_the_coordinators_report_names_the_culprit_the_others_only_point_at_it(tmp_path):
+    # real: https://github.com/QwenAudio/CosyVoice/issues/180 (fixtures/public/cosyvoice_join_monitored_barrier_rank2_
+    # missing_uneven_workload): ranks 1 and 3 point at rank 0's log, rank 0 names rank 2
+    pointer = ("[E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors while "
+               "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n")
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "console.log").write_text(pointer, encoding="utf-8")
+    alone = nccllens.analyze(str(tmp_path / "alone"))
+    assert (alone.findings[0].rule, alone.findings[0].ranks) == ("NL-TORCH-037", [0])  # rank 0: all they can name
+    (tmp_path / "both").mkdir()
+    (tmp_path / "both" / "console.log").write_text(
+        pointer + "[E ProcessGroupGloo.cpp:138] [Rank 0]: Rank 2 failed to pass monitoredBarrier in 30000 ms\n",
+        encoding="utf-8")
+    both = nccllens.analyze(str(tmp_path / "both"))
+    assert (both.findings[0].rule, both.findings[0].ranks) == ("NL-TORCH-026", [2])
+    assert _finding(both, "NL-TORCH-037").explained_by == both.findings[0].id
+
+
 def test_the_rank_a_unique_id_fetch_waits_on(tmp_path):
     # real: https://github.com/NVIDIA-NeMo/Speech/issues/14399 (NL-TORCH-015's example)
     (tmp_path / "console.log").write_text(
