@@ -276,3 +276,16 @@ def test_a_long_line_that_ends_in_a_colon_keeps_the_list_under_it():
     case = Path(__file__).resolve().parents[1] / "fixtures/public/jax_levanter_multihost_barrier_deadline_exceeded_missing_tasks"
     events = events_from_text((case / "worker.log").read_text(encoding="utf-8"))
     assert events.filter(events["peer"].is_not_null())["peer"].to_list() == ["ranks 0, 3"]
+
+
+def test_the_widest_line_of_a_short_paste_keeps_the_record_under_it():
+    # https://github.com/NVIDIA/semantic-segmentation/issues/33 (fixtures/public/nv_semseg_8gpu_epoch18_cuda_runtime_error39_ecc):
+    # the exception ends in a number, "terminate called ..." begins a record of its own: no word was cut in two
+    from nccllens.extract import events_from_text
+
+    case = Path(__file__).resolve().parents[1] / "fixtures/public/nv_semseg_8gpu_epoch18_cuda_runtime_error39_ecc"
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(case.glob("*.log")))
+    events = events_from_text(text)
+    messages = events["message"].to_list()
+    assert any(m.endswith("THCCachingHostAllocator.cpp:265") for m in messages if m)
+    assert any(m.startswith("terminate called without an active exception") for m in messages if m)

@@ -36,6 +36,8 @@ MAX_LINE = 1000  # longer lines are cut for matching (``parse.guard``): left to 
 _HEAD = (r"^(?P<host>[A-Za-z][A-Za-z0-9._-]*):(?P<pid>\d{1,9}):\d{1,9} \[\d{1,9}\] NCCL INFO "
          r"(?P<body>[^\[ ].*[^ ])$")
 _HEAD_SHAPE = re.sub(r"\(\?P<\w+>", "(?:", _HEAD)
+# a line this module may take (the line path leaves such a line alone where only it could join it to the next)
+PLAIN_INFO = re.compile(_HEAD_SHAPE)
 # a line that begins a record of its own (the NCCL prefix), never the tail of a wrapped one
 _RECORD = r"^[A-Za-z0-9._-]+:[0-9]+:[0-9]+ "
 # text that makes the usual path strip, split or rejoin a line

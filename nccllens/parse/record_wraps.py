@@ -35,7 +35,7 @@ def _starts_a_record(raw: str) -> bool:
 
 
 _RECORD_START = lazy_regex.compile(r"[^\s:\[\]]+:\d+:\d+ |Traceback |(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Warning)\b:?|"
-                           r"NCCL |\w+ \d\d-\d\d \d\d:")
+                           r"NCCL |\w+ \d\d-\d\d \d\d:|terminate called ")
 
 
 _DIGITS = lazy_regex.compile(r"\d")
@@ -51,25 +51,23 @@ def _same_start(line: str, head: str) -> bool:
 
 
 def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: int | None,
-           wrap: int | None = None, next_wanted: int | None = None) -> tuple[str, list[int]]:
+           wrap: int | None = None, lone: bool = False) -> tuple[str, list[int]]:
     """``raw`` rejoined with the lines a terminal hard-wrapped off it, and the rows taken.
 
     Only a record head that lacks its tail is rejoined, with the lines right after it that begin no
     record of their own: a line as wide as the file's wrap width (``wrap``) takes pieces until one is
     narrower (the tail); another long line with a bracket left open takes pieces until it closes. Where
-    the file shows no wrap width (a short paste: one line was cut), a long line takes the lines after it
-    that no pattern wanted (before ``next_wanted``, the next row that reached the parsers) as its pieces, its own
-    length standing for the width: pieces as long as it, then a narrower tail. At most ``WRAP_LINES``
-    pieces; a head that finds no tail is left as it is."""
+    the file shows no wrap width (a short paste: one line was cut) and the caller allows it (``lone``: the file's
+    widest line, not a record printed whole), a long line cut inside a word takes the lines after it that go on
+    with that word as its pieces, its own length standing for the width: pieces as long as it, then a narrower
+    tail. At most ``WRAP_LINES`` pieces; a head that finds no tail is left as it is."""
     by_width = wrap is not None and len(raw) == wrap and not raw.endswith(PADDING)
     # (a line that ends in a colon announces the lines under it: a list, a table, a traceback)
-    lone = wrap is None and len(raw) >= WRAP_MIN and not raw.rstrip().endswith(":") and not raw.endswith(PADDING) \
-        and _open(raw) <= 0
+    lone = lone and wrap is None and len(raw) >= WRAP_MIN and raw[-1:].isalnum() and _open(raw) <= 0
     if frame is None or not (by_width or lone or (len(raw) >= WRAP_MIN and _open(raw) > 0)):
         return raw, []
     if lone:
-        limit = next_wanted if end is None else end if next_wanted is None else min(end, next_wanted)
-        return (raw, []) if limit == row + 1 else _lone_wrap(raw, row, line_no, frame, limit)
+        return _lone_wrap(raw, row, line_no, frame, end)
     end = frame.height if end is None else min(end, frame.height)
     text, taken = raw, []
     for k in range(1, WRAP_LINES + 1):
@@ -86,9 +84,14 @@ def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: in
     return raw, []
 
 
+def _same_token(before: str, after: str) -> bool:
+    """Letters on both sides of a cut, or digits on both: a word or a number cut in two."""
+    return (before.isalpha() and after.isalpha()) or (before.isdigit() and after.isdigit())
+
+
 def _lone_wrap(raw: str, row: int, line_no: int, frame: pl.DataFrame, end: int | None) -> tuple[str, list[int]]:
-    """A long line cut by a terminal in a file that shows no wrap width: the rows after it (before ``end``: the
-    next row a pattern wanted) that begin no record and are no longer than it, up to the first narrower one."""
+    """A long line cut inside a word by a terminal, in a file that shows no wrap width: the rows after it that go on
+    with the word or number (``_same_token``), begin no record and are no longer than it, up to the first narrower one."""
     end = frame.height if end is None else min(end, frame.height)
     width, text, taken = len(raw), raw, []
     for k in range(1, WRAP_LINES + 1):
@@ -96,8 +99,8 @@ def _lone_wrap(raw: str, row: int, line_no: int, frame: pl.DataFrame, end: int |
         if r >= end:
             return raw, []
         nxt_line, nxt = frame["line"][r], frame["raw"][r]
-        if nxt_line != line_no + k or not nxt.strip() or len(nxt) > width or _starts_a_record(nxt) \
-                or _same_start(nxt, raw):
+        if nxt_line != line_no + k or not _same_token(text[-1:], nxt[:1]) or len(nxt) > width \
+                or _starts_a_record(nxt) or _same_start(nxt, raw):
             return raw, []
         text += nxt
         taken.append(r)

@@ -17,7 +17,7 @@ from nccllens.parse.following import attach_window, lines_of
 from nccllens.parse.guard import MATCH_MAX
 from nccllens.parse.headers import split_header
 from nccllens.parse.masks import masks
-from nccllens.parse.record_wraps import SECTION_LINES, rank_sections, unwrap
+from nccllens.parse.record_wraps import SECTION_LINES, WRAP_MIN, rank_sections, unwrap
 from nccllens.prefilter import Plan, survivors
 from nccllens.regex_groups import Patterns, matches
 from nccllens.repeats import thin, weigh
@@ -139,6 +139,22 @@ def parse_block(df: pl.DataFrame, pattern: Plan, rule_pattern: Patterns, ctx: Fi
     return weigh(parse_survivors(df, kept, rule_pattern, ctx, facts), repeated), partial, table
 
 
+class _Widest:
+    """The length of the longest of ``frame``'s rows from ``start`` to ``end``, computed when first asked."""
+
+    def __init__(self, frame: pl.DataFrame | None, start: int, end: int | None) -> None:
+        self.frame, self.start, self.end, self.value = frame, start, end, None
+
+    def get(self) -> int:
+        if self.value is None:
+            if self.frame is None:
+                self.value = 1 << 30
+            else:
+                end = self.frame.height if self.end is None else min(self.end, self.frame.height)
+                self.value = self.frame["raw"].slice(self.start, max(0, end - self.start)).str.len_chars().max() or 0
+        return self.value
+
+
 def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: int = 0,
                    frame: pl.DataFrame | None = None, end: int | None = None, start: int = 0) -> list[Line]:
     """Surviving rows as Line objects (prefixes stripped, glued lines split; when ``frame``, the file's
@@ -149,11 +165,16 @@ def survivor_lines(survivors: pl.DataFrame, path: str, hints: PathHints, shift: 
     # the sections hold tracebacks: a file without an unprefixed one needs no pass over all its lines
     heads, head_ranks = rank_sections(frame, start, end) if any(
         raw.startswith("Traceback") for raw in survivors["raw"]) else ([], [])
-    rows = survivors["row"].to_list()
-    for i, (row, line_no, raw) in enumerate(zip(rows, survivors["line"], survivors["raw"], strict=True)):
+    widest = _Widest(frame, start, end)
+    for row, line_no, raw in zip(survivors["row"], survivors["line"], survivors["raw"], strict=True):
         if row in taken:
             continue
-        raw, more = unwrap(raw, row, line_no, frame, end, hints.wrap, rows[i + 1] if i + 1 < len(rows) else None)
+        # a line cut in a file that shows no wrap width: only the file's widest line can be one (no line of a
+        # terminal's output is wider than the terminal), and never a plain NCCL INFO line (the frame path's, which
+        # takes such lines whole)
+        lone_ok = hints.wrap is None and len(raw) >= WRAP_MIN and len(raw) >= widest.get() \
+            and not nccl_frame.PLAIN_INFO.match(raw)
+        raw, more = unwrap(raw, row, line_no, frame, end, hints.wrap, lone=lone_ok)
         taken.update(more)
         made = lines_of(path, line_no - shift, row, raw, hints)
         if heads:
