@@ -37,11 +37,17 @@ SLOW_US = 1000.0  # and slower than this
 
 def _matrix(line: Line, ctx: FileContext) -> tuple[list[list[float]], int | None, bool]:
     """The matrix under a title: its rows, the GPUs its header names (None: no header line), and whether the
-    file ends inside or right after it (no other line follows its rows)."""
+    file ends inside or right after it (no other line but blank ones follows its rows)."""
     rows: list[list[float]] = []
     columns = None
+    blank = False  # blank lines at a file's end (a paste's trailing newline, wrapped or quoted) end nothing
     for nxt in ctx.lines_after(line, 40):
         text = nxt.message
+        if not text.strip():
+            blank = True
+            continue
+        if blank:
+            return rows, columns, False
         if not rows and columns is None and _COLUMNS.match(text):
             columns = len(text.split()) - 1
             continue

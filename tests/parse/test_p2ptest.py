@@ -42,6 +42,14 @@ def test_output_that_ends_inside_a_matrix_is_a_test_that_stopped():
     assert _stopped(text) == ["Unidirectional P2P=Disabled Bandwidth Matrix (GB/s): 2 of 4 rows, then the output ends"]
 
 
+def test_blank_lines_at_the_end_of_a_paste_end_nothing():
+    # the same paste as quoted, wrapped or saved with CRLF leaves a blank last line behind: still nothing after it
+    text = (PUBLIC / "nccl248_1080ti_allreduce_hang_iommu" / "p2pBandwidthLatencyTest.log").read_text()
+    want = ["Unidirectional P2P=Disabled Bandwidth Matrix (GB/s): 2 of 4 rows, then the output ends"]
+    assert _stopped(text.rstrip("\n") + "\n\n\n") == want
+    assert _stopped(text.rstrip("\n") + "\n\nDone\n") == []  # a line after the blank one: the test went on
+
+
 def test_a_whole_matrix_did_not_stop():
     # https://github.com/huggingface/transformers/issues/20438: eight rows for eight GPUs end the paste
     text = (PUBLIC / "hf_deepspeed_hang_p2p_write_latency_49ms_broken_p2p" / "p2pBandwidthLatencyTest.log").read_text()
