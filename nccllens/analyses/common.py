@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Hashable, Mapping
 from functools import cache
@@ -13,6 +12,7 @@ import polars as pl
 
 from nccllens import cache_files
 from nccllens.engine.findings import compact_ranks, evidence_of, interpolate
+from nccllens.engine.peers import target_of
 from nccllens.parse.torch_classify import DESYNC_JOINED
 from nccllens.repeats import lines_of
 from nccllens.report.model import Finding
@@ -160,4 +160,5 @@ def joined_ranks(events: pl.DataFrame) -> set[int]:
     reports = events.filter((pl.col("kind").cast(pl.String) == "torch.warning")
                             & (pl.col("key").cast(pl.String) == "desync_report")
                             & (pl.col("value").cast(pl.String) == DESYNC_JOINED))
-    return {int(n) for peer in reports["peer"].drop_nulls().to_list() for n in re.findall(r"\d+", str(peer))}
+    targets = (target_of(str(peer)) for peer in reports["peer"].drop_nulls().to_list())
+    return {rank for target in targets if target is not None for rank in target.ranks}

@@ -82,6 +82,7 @@ def _in_different_collectives(waiting: pl.DataFrame) -> tuple[pl.DataFrame, PerL
         return None
     top, odd_rows = majority(dict(enumerate(ops)))
     odd = waiting[odd_rows] if top is not None else waiting.clear()
+
     def listing(lang: str) -> str:
         colon, semicolon = ("：", "；") if lang == "zh" else (": ", "; ")
         return semicolon.join(f"{op}{colon}{_who(waiting.filter(pl.col('op').cast(pl.String) == op), lang)}"

@@ -23,11 +23,12 @@ from nccllens import lazy_regex
 from nccllens.parse.base import FileContext, Line, event_for
 
 FAMILY = "p2ptest"
-PREFILTER = (r"P2P=Enabled Latency (?:\(P2P Writes\) )?Matrix \(us\)"
-             r"|^\s*(?:Unidirectional|Bidirectional) P2P=(?:Enabled|Disabled) Bandwidth Matrix \(GB/s\)"
+_PEER_LATENCY = r"P2P=Enabled Latency (?:\(P2P Writes\) )?Matrix \(us\)"  # the matrix ``_slow`` reads
+PREFILTER = (_PEER_LATENCY
+             + r"|^\s*(?:Unidirectional|Bidirectional) P2P=(?:Enabled|Disabled) Bandwidth Matrix \(GB/s\)"
              r"|^\s*P2P=(?:Enabled|Disabled) Latency (?:\((?:P2P|CE) (?:Writes|Reads)\) )?Matrix \(us\)")
 
-_HEAD = lazy_regex.compile(r"P2P=Enabled Latency (?:\(P2P Writes\) )?Matrix \(us\)")
+_HEAD = lazy_regex.compile(_PEER_LATENCY)
 _TITLE = lazy_regex.compile(PREFILTER)
 _COLUMNS = lazy_regex.compile(r"^\s*(?:GPU|D\\D)(?:\s+\d+)+\s*$")
 _ROW = lazy_regex.compile(r"^\s*(\d{1,3})((?:\s+\d+(?:\.\d+)?)+)\s*$")

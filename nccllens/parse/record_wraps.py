@@ -62,12 +62,11 @@ def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: in
     with that word as its pieces, its own length standing for the width: pieces as long as it, then a narrower
     tail. At most ``WRAP_LINES`` pieces; a head that finds no tail is left as it is."""
     by_width = wrap is not None and len(raw) == wrap and not raw.endswith(PADDING)
-    # (a line that ends in a colon announces the lines under it: a list, a table, a traceback)
+    # a lone cut ends inside a word or a number (a colon, a stop or a bracket ends a line of its own)
     lone = lone and wrap is None and len(raw) >= WRAP_MIN and raw[-1:].isalnum() and _open(raw) <= 0
     if frame is None or not (by_width or lone or (len(raw) >= WRAP_MIN and _open(raw) > 0)):
         return raw, []
-    if lone:
-        return _lone_wrap(raw, row, line_no, frame, end)
+    width = wrap if by_width else len(raw) if lone else None  # None: the open bracket decides
     end = frame.height if end is None else min(end, frame.height)
     text, taken = raw, []
     for k in range(1, WRAP_LINES + 1):
@@ -77,9 +76,11 @@ def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: in
         nxt_line, nxt = frame["line"][r], frame["raw"][r]
         if nxt_line != line_no + k or _starts_a_record(nxt) or _same_start(nxt, raw):
             return raw, []
+        if lone and (len(nxt) > width or not _same_token(text[-1:], nxt[:1])):
+            return raw, []
         text += nxt
         taken.append(r)
-        if (len(nxt) < wrap) if by_width else (_open(text) <= 0):
+        if (len(nxt) < width) if width is not None else (_open(text) <= 0):
             return text, taken
     return raw, []
 
@@ -87,26 +88,6 @@ def unwrap(raw: str, row: int, line_no: int, frame: pl.DataFrame | None, end: in
 def _same_token(before: str, after: str) -> bool:
     """Letters on both sides of a cut, or digits on both: a word or a number cut in two."""
     return (before.isalpha() and after.isalpha()) or (before.isdigit() and after.isdigit())
-
-
-def _lone_wrap(raw: str, row: int, line_no: int, frame: pl.DataFrame, end: int | None) -> tuple[str, list[int]]:
-    """A long line cut inside a word by a terminal, in a file that shows no wrap width: the rows after it that go on
-    with the word or number (``_same_token``), begin no record and are no longer than it, up to the first narrower one."""
-    end = frame.height if end is None else min(end, frame.height)
-    width, text, taken = len(raw), raw, []
-    for k in range(1, WRAP_LINES + 1):
-        r = row + k
-        if r >= end:
-            return raw, []
-        nxt_line, nxt = frame["line"][r], frame["raw"][r]
-        if nxt_line != line_no + k or not _same_token(text[-1:], nxt[:1]) or len(nxt) > width \
-                or _starts_a_record(nxt) or _same_start(nxt, raw):
-            return raw, []
-        text += nxt
-        taken.append(r)
-        if len(nxt) < width:
-            return text, taken
-    return raw, []
 
 
 # a line that is only a rank's name heads that rank's section (Ray Train v2's "Training failed due to
